@@ -1,0 +1,1 @@
+//! Diff of two normalized objects for previews, with Secret values masked.

@@ -1,0 +1,1 @@
+//! Three-way JSON merge patch (RFC 7386) for CRDs and unknown kinds.

@@ -1,0 +1,18 @@
+//! krt's Kubernetes runtime logic: ID parsing, three-way merge and server-side
+//! apply requests, dry-run preview and diff, health and error mapping.
+//!
+//! This is a plain library with no I/O: it reaches the cluster only through the
+//! [`cluster::Cluster`] trait. Compiled for `wasm32`, the thin glue in
+//! `component.rs` binds that trait to the WIT imports and exports the runtime;
+//! natively it is tested against fakes and linked by `sim` and `host`.
+
+pub mod cluster;
+pub mod diff;
+pub mod health;
+pub mod json_merge;
+pub mod model;
+pub mod normalize;
+pub mod smp;
+
+#[cfg(target_arch = "wasm32")]
+mod component;

@@ -1,0 +1,1 @@
+//! Removing server-set fields from objects.
