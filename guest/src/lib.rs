@@ -8,11 +8,16 @@
 
 pub mod cluster;
 pub mod diff;
+pub mod errors;
 pub mod health;
+pub mod id;
 pub mod json_merge;
 pub mod model;
 pub mod normalize;
+pub mod runtime;
 pub mod smp;
+pub mod target;
 
 #[cfg(target_arch = "wasm32")]
+#[allow(unsafe_code, reason = "wit-bindgen's generated import and export glue")]
 mod component;

@@ -116,7 +116,11 @@ impl Status {
     }
 
     /// A warning status (a success with a note).
-    pub fn warning(code: StatusCode, reason: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn warning(
+        code: StatusCode,
+        reason: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
         Status {
             kind: StatusKind::Warning,
             ..Status::error(code, reason, message)
@@ -470,6 +474,13 @@ pub struct DeleteRequest {
     pub propagation_policy: Option<PropagationPolicy>,
     /// Default namespace.
     pub default_namespace: Option<String>,
+}
+
+/// Result of `runtime.delete`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeleteResponse {
+    /// `None` on success, including when the object was already gone.
+    pub status: Option<Status>,
 }
 
 /// Options of `runtime.watch`.

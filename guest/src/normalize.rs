@@ -1,1 +1,197 @@
-//! Removing server-set fields from objects.
+//! Removing server-set fields from objects (k8s-semantics §2 and §8.2 D2).
+
+use serde_json::{Map, Value};
+
+/// The annotation `kubectl apply` stores the last applied configuration in.
+pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// `metadata` fields the API server sets (Kusion's list).
+const SERVER_METADATA: [&str; 6] = [
+    "managedFields",
+    "resourceVersion",
+    "generation",
+    "uid",
+    "creationTimestamp",
+    "selfLink",
+];
+
+/// Removes what the server sets (Kusion's normalisation, for results returned by apply/read/watch):
+/// `status`, `metadata.{managedFields,resourceVersion,generation,uid,creationTimestamp,selfLink}`.
+///
+/// Values that are not objects are returned unchanged.
+pub fn normalize(object: &Value) -> Value {
+    let mut out = object.clone();
+    if let Some(root) = out.as_object_mut() {
+        root.remove("status");
+        if let Some(meta) = root.get_mut("metadata").and_then(Value::as_object_mut) {
+            for key in SERVER_METADATA {
+                meta.remove(key);
+            }
+        }
+    }
+    out
+}
+
+/// D2 normalisation for comparing: [`normalize`] plus the last-applied annotation removed,
+/// empty (or `null`) `metadata.annotations`/`labels` removed, and for a `v1` Secret
+/// `stringData` folded into `data` (base64, `null` values as `""`, D3) as the server does.
+pub fn normalize_for_diff(object: &Value) -> Value {
+    let mut out = normalize(object);
+    let Some(root) = out.as_object_mut() else {
+        return out;
+    };
+    if let Some(meta) = root.get_mut("metadata").and_then(Value::as_object_mut) {
+        if let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
+            annotations.remove(LAST_APPLIED_ANNOTATION);
+        }
+        for key in ["annotations", "labels"] {
+            let empty = match meta.get(key) {
+                Some(Value::Object(map)) => map.is_empty(),
+                Some(Value::Null) => true,
+                _ => false,
+            };
+            if empty {
+                meta.remove(key);
+            }
+        }
+    }
+    if is_secret(root) {
+        fold_string_data(root);
+    }
+    out
+}
+
+/// Whether a root object is a core `v1` Secret.
+pub(crate) fn is_secret(root: &Map<String, Value>) -> bool {
+    root.get("kind").and_then(Value::as_str) == Some("Secret")
+        && root.get("apiVersion").and_then(Value::as_str) == Some("v1")
+}
+
+/// Moves Secret `stringData` into `data` (base64); `stringData` wins on key clashes, as on the
+/// server. `null` values become `""`; a `stringData` that is not an object is dropped.
+fn fold_string_data(root: &mut Map<String, Value>) {
+    use base64::Engine as _;
+    let string_data = root.remove("stringData");
+    let has_data = root.get("data").is_some_and(|d| !d.is_null());
+    let Some(Value::Object(string_data)) = string_data else {
+        normalize_null_data(root);
+        return;
+    };
+    if !has_data && string_data.is_empty() {
+        root.remove("data");
+        return;
+    }
+    let data = root
+        .entry("data")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !data.is_object() {
+        *data = Value::Object(Map::new());
+    }
+    if let Some(data) = data.as_object_mut() {
+        for (key, value) in string_data {
+            let text = match value {
+                Value::String(s) => s,
+                Value::Null => String::new(),
+                other => other.to_string(),
+            };
+            let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+            data.insert(key, Value::String(encoded));
+        }
+    }
+    normalize_null_data(root);
+}
+
+/// Secret `data` values that are `null` compare as `""`.
+fn normalize_null_data(root: &mut Map<String, Value>) {
+    if let Some(data) = root.get_mut("data").and_then(Value::as_object_mut) {
+        for value in data.values_mut() {
+            if value.is_null() {
+                *value = Value::String(String::new());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn removes_server_fields() {
+        let live = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {
+                "name": "a", "namespace": "n", "uid": "u", "resourceVersion": "1",
+                "generation": 2, "creationTimestamp": "t", "selfLink": "/x",
+                "managedFields": [{}], "labels": {"a": "b"}
+            },
+            "data": {"k": "v"},
+            "status": {"x": 1}
+        });
+        assert_eq!(
+            normalize(&live),
+            json!({
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "a", "namespace": "n", "labels": {"a": "b"}},
+                "data": {"k": "v"}
+            })
+        );
+    }
+
+    #[test]
+    fn normalize_keeps_annotations_and_non_objects() {
+        let obj = json!({"metadata": {"annotations": {}}, "status": 1});
+        assert_eq!(normalize(&obj), json!({"metadata": {"annotations": {}}}));
+        assert_eq!(normalize(&json!([1, 2])), json!([1, 2]));
+        assert_eq!(normalize(&json!({"metadata": 5})), json!({"metadata": 5}));
+    }
+
+    #[test]
+    fn for_diff_drops_last_applied_and_empty_maps() {
+        let obj = json!({
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": "a",
+                "annotations": {LAST_APPLIED_ANNOTATION: "{}"},
+                "labels": {},
+            }
+        });
+        assert_eq!(
+            normalize_for_diff(&obj),
+            json!({"kind": "ConfigMap", "metadata": {"name": "a"}})
+        );
+        let kept = json!({"metadata": {"annotations": {"x": "y"}, "labels": null}});
+        assert_eq!(
+            normalize_for_diff(&kept),
+            json!({"metadata": {"annotations": {"x": "y"}}})
+        );
+    }
+
+    #[test]
+    fn for_diff_folds_secret_string_data() {
+        let secret = json!({
+            "apiVersion": "v1", "kind": "Secret",
+            "data": {"a": "eA==", "n": null},
+            "stringData": {"b": "hello", "a": "y", "z": null}
+        });
+        assert_eq!(
+            normalize_for_diff(&secret),
+            json!({
+                "apiVersion": "v1", "kind": "Secret",
+                "data": {"a": "eQ==", "n": "", "b": "aGVsbG8=", "z": ""}
+            })
+        );
+        let only_string = json!({"apiVersion": "v1", "kind": "Secret", "stringData": {}});
+        assert_eq!(
+            normalize_for_diff(&only_string),
+            json!({"apiVersion": "v1", "kind": "Secret"})
+        );
+        let hostile =
+            json!({"apiVersion": "v1", "kind": "Secret", "data": 3, "stringData": {"k": 1}});
+        assert_eq!(
+            normalize_for_diff(&hostile),
+            json!({"apiVersion": "v1", "kind": "Secret", "data": {"k": "MQ=="}})
+        );
+    }
+}

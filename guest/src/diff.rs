@@ -1,1 +1,0 @@
-//! Diff of two normalized objects for previews, with Secret values masked.

@@ -1,0 +1,455 @@
+//! `runtime.apply`: make the cluster match the plan, by server-side apply or a
+//! client-side three-way merge, with no-op detection, optimistic-concurrency
+//! retries, immutable-field replacement and server (or offline) dry runs.
+
+use super::delete::{delete_target, finalizers};
+use super::{DEFAULT_FIELD_MANAGER, MAX_CONFLICT_RETRIES, immutable, patch, result_resource};
+use crate::cluster::{Cluster, HostServices};
+use crate::errors::{self, Operation};
+use crate::model::{
+    Action, ApiError, ApplyMode, ApplyOptions, ApplyResponse, CreateOptions, LogLevel,
+    PatchOptions, PatchType, Progress, PropagationPolicy, Resource, Status, StatusCode,
+};
+use crate::normalize;
+use crate::target::{self, Manifest, Target};
+use serde_json::Value;
+
+/// How long (in slept milliseconds) a replace waits for the old object to disappear.
+const REPLACE_WAIT_MS: u32 = 60_000;
+
+/// Makes the cluster match `plan`; a `None` plan deletes `prior`.
+///
+/// `prior` is the last applied state: the "original" of the client-side
+/// three-way merge. The response carries the server's object, normalized.
+pub fn apply<C: Cluster, H: HostServices>(
+    cluster: &C,
+    host: &H,
+    prior: Option<&Resource>,
+    plan: Option<&Resource>,
+    options: &ApplyOptions,
+) -> ApplyResponse {
+    let mut response = ApplyResponse {
+        resource: None,
+        live: None,
+        action: Action::Unchanged,
+        status: None,
+        retries: 0,
+    };
+    let result = match (plan, prior) {
+        (Some(plan), _) => Manifest::from_resource(plan)
+            .and_then(|m| m.resolve(cluster, options.default_namespace.as_deref()))
+            .and_then(|target| {
+                let mut applier = Applier {
+                    cluster,
+                    host,
+                    options,
+                    plan,
+                    prior,
+                    target,
+                    live: None,
+                    retries: 0,
+                };
+                let outcome = applier.run();
+                response.live = applier.live.as_ref().map(normalize::normalize);
+                response.retries = applier.retries;
+                outcome
+            })
+            .map(|(object, action)| {
+                response.resource = Some(result_resource(plan, &object));
+                response.action = action;
+            }),
+        (None, Some(prior)) => delete_prior(cluster, prior, options, &mut response),
+        (None, None) => Err(errors::invalid_argument(
+            "apply needs a plan, or a prior resource to delete; both are empty",
+        )),
+    };
+    if let Err(status) = result {
+        response.status = Some(status);
+    }
+    if let Some(status) = &response.status {
+        let id = plan.or(prior).map(|r| r.id.as_str()).unwrap_or("");
+        host.log(LogLevel::Debug, &status.message, &[("id", id)]);
+    }
+    response
+}
+
+/// `apply` with no plan: delete the prior's object (action `delete`).
+fn delete_prior<C: Cluster>(
+    cluster: &C,
+    prior: &Resource,
+    options: &ApplyOptions,
+    response: &mut ApplyResponse,
+) -> Result<(), Status> {
+    response.action = Action::Delete;
+    let target = match Manifest::from_resource(prior)
+        .and_then(|m| m.resolve(cluster, options.default_namespace.as_deref()))
+    {
+        Ok(target) => target,
+        Err(status) if status.code == StatusCode::KindNotInstalled => {
+            response.status = Some(Status::warning(status.code, status.reason, status.message));
+            return Ok(());
+        }
+        Err(status) => return Err(status),
+    };
+    let live = cluster
+        .get(&target.api, target.namespace.as_deref(), &target.name)
+        .map_err(|e| errors::map_api_error(&e, &target.subject, Operation::Get))?;
+    response.live = live.as_ref().map(normalize::normalize);
+    if live.is_none() {
+        return Ok(());
+    }
+    response.status = delete_target(cluster, &target, options.dry_run, None)?;
+    Ok(())
+}
+
+/// The state of one apply of a plan.
+struct Applier<'a, C, H> {
+    cluster: &'a C,
+    host: &'a H,
+    options: &'a ApplyOptions,
+    plan: &'a Resource,
+    prior: Option<&'a Resource>,
+    target: Target,
+    /// The live object as last read (raw).
+    live: Option<Value>,
+    /// Optimistic-concurrency retries so far.
+    retries: u32,
+}
+
+/// What a write attempt asks the retry loop to do.
+enum Step {
+    /// Finished with this object and action.
+    Done(Value, Action),
+    /// Re-read and try again (an optimistic-concurrency conflict or a create race).
+    Retry(ApiError),
+}
+
+impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
+    fn field_manager(&self) -> String {
+        self.options
+            .field_manager
+            .clone()
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| DEFAULT_FIELD_MANAGER.to_owned())
+    }
+
+    fn namespace(&self) -> Option<&str> {
+        self.target.namespace.as_deref()
+    }
+
+    fn progress(&self, phase: &str, message: String) {
+        self.host.progress(&Progress {
+            id: self.plan.id.clone(),
+            phase: phase.to_owned(),
+            message,
+            health: None,
+        });
+    }
+
+    fn map(&self, err: &ApiError, op: Operation) -> Status {
+        errors::map_api_error(err, &self.target.subject, op)
+    }
+
+    fn get(&mut self) -> Result<(), Status> {
+        self.live = self
+            .cluster
+            .get(&self.target.api, self.namespace(), &self.target.name)
+            .map_err(|e| self.map(&e, Operation::Get))?;
+        Ok(())
+    }
+
+    /// GET, then write; on a conflict re-GET and retry (M11).
+    fn run(&mut self) -> Result<(Value, Action), Status> {
+        self.get()?;
+        loop {
+            let step = match self.options.mode {
+                ApplyMode::ServerSide => self.server_side()?,
+                ApplyMode::ClientSideThreeWay => self.client_side()?,
+            };
+            match step {
+                Step::Done(object, action) => return Ok((object, action)),
+                Step::Retry(_) if self.retries < MAX_CONFLICT_RETRIES => {
+                    self.retries += 1;
+                    self.progress(
+                        "retrying",
+                        format!(
+                            "{} changed while applying; retry {}/{MAX_CONFLICT_RETRIES}",
+                            self.target.subject, self.retries
+                        ),
+                    );
+                    // Back off a little more on every retry: 0.1 s, 0.2 s, 0.4 s, ...
+                    self.host.sleep(100u32 << (self.retries - 1).min(4));
+                    self.get()?;
+                }
+                Step::Retry(err) => {
+                    let mut status = self.map(&err, Operation::Patch);
+                    status.message = format!(
+                        "{} (gave up after {} retries)",
+                        status.message, self.retries
+                    );
+                    return Err(status);
+                }
+            }
+        }
+    }
+
+    fn patch(&self, patch_type: PatchType, body: &Value, dry_run: bool) -> Result<Value, ApiError> {
+        let options = PatchOptions {
+            dry_run,
+            field_manager: Some(self.field_manager()),
+            force: patch_type == PatchType::Apply && self.options.force,
+        };
+        self.cluster.patch(
+            &self.target.api,
+            self.namespace(),
+            &self.target.name,
+            patch_type,
+            body,
+            &options,
+        )
+    }
+
+    /// Server-side apply: dry run first to detect a no-op, then the real request.
+    fn server_side(&mut self) -> Result<Step, Status> {
+        let body = self.target.object.clone();
+        let Some(live) = self.live.clone() else {
+            if self.options.dry_run && self.options.offline {
+                return Ok(Step::Done(body, Action::Create));
+            }
+            return self.write_apply(&body, self.options.dry_run, Action::Create);
+        };
+        let predicted = if self.options.dry_run && self.options.offline {
+            patch::apply_locally(&live, PatchType::Apply, &body)?
+        } else {
+            match self.patch(PatchType::Apply, &body, true) {
+                Ok(result) => result,
+                Err(e) => return self.write_failed(e),
+            }
+        };
+        if let Some(step) = self.check_immutable(&live, &predicted)? {
+            return Ok(step);
+        }
+        if self.unchanged(&live, &predicted) {
+            return Ok(Step::Done(live, Action::Unchanged));
+        }
+        if self.options.dry_run {
+            return Ok(Step::Done(predicted, Action::Update));
+        }
+        self.write_apply(&body, false, Action::Update)
+    }
+
+    fn write_apply(&mut self, body: &Value, dry_run: bool, action: Action) -> Result<Step, Status> {
+        match self.patch(PatchType::Apply, body, dry_run) {
+            Ok(result) => Ok(Step::Done(result, action)),
+            Err(e) => self.write_failed(e),
+        }
+    }
+
+    /// Client-side three-way merge: create when absent, else patch from prior, plan and live.
+    fn client_side(&mut self) -> Result<Step, Status> {
+        let Some(live) = self.live.clone() else {
+            return self.create();
+        };
+        let original = self
+            .prior
+            .map(|p| &p.attributes)
+            .filter(|a| a.is_object())
+            .map(|a| target::sanitize(a, self.target.namespace.as_deref()));
+        let computed = patch::three_way(original.as_ref(), &self.target.object, Some(&live))?;
+        if patch::is_empty(&computed.body) {
+            return Ok(Step::Done(live, Action::Unchanged));
+        }
+        if self.options.dry_run && self.options.offline {
+            let predicted = patch::apply_locally(&live, computed.type_, &computed.body)?;
+            return Ok(match self.check_immutable(&live, &predicted)? {
+                Some(step) => step,
+                None => Step::Done(predicted, Action::Update),
+            });
+        }
+        let mut body = computed.body;
+        if let (Some(rv), Some(meta)) = (
+            live.pointer("/metadata/resourceVersion").cloned(),
+            body.as_object_mut().map(|root| {
+                root.entry("metadata")
+                    .or_insert_with(|| Value::Object(Default::default()))
+            }),
+        ) && let Some(meta) = meta.as_object_mut()
+        {
+            meta.insert("resourceVersion".into(), rv);
+        }
+        match self.patch(computed.type_, &body, self.options.dry_run) {
+            // A dry run predicts: flag known immutable changes the server let through.
+            // After a real write only the server's 422 counts.
+            Ok(result) if self.options.dry_run => {
+                Ok(match self.check_immutable(&live, &result)? {
+                    Some(step) => step,
+                    None => Step::Done(result, Action::Update),
+                })
+            }
+            Ok(result) => Ok(Step::Done(result, Action::Update)),
+            Err(e) => self.write_failed(e),
+        }
+    }
+
+    fn create(&mut self) -> Result<Step, Status> {
+        let object = self.target.object.clone();
+        if self.options.dry_run && self.options.offline {
+            return Ok(Step::Done(object, Action::Create));
+        }
+        let options = CreateOptions {
+            dry_run: self.options.dry_run,
+            field_manager: Some(self.field_manager()),
+        };
+        match self
+            .cluster
+            .create(&self.target.api, self.namespace(), &object, &options)
+        {
+            Ok(result) => Ok(Step::Done(result, Action::Create)),
+            // Someone created it since our GET: read it and patch instead.
+            Err(e) if errors::is_already_exists(&e) && !self.options.dry_run => Ok(Step::Retry(e)),
+            Err(e) => Err(self.map(&e, Operation::Create)),
+        }
+    }
+
+    /// Handles a failed write (or its dry run): retry conflicts, replace or
+    /// report immutable-field changes, map everything else.
+    fn write_failed(&mut self, err: ApiError) -> Result<Step, Status> {
+        if errors::is_optimistic_conflict(&err) {
+            return Ok(Step::Retry(err));
+        }
+        if errors::is_immutable(&err) {
+            if self.options.replace_on_immutable {
+                return self.replace(&errors::immutable_fields(&err));
+            }
+            return Err(self.map(&err, Operation::Patch));
+        }
+        let op = if self.live.is_some() {
+            Operation::Patch
+        } else {
+            Operation::Create
+        };
+        Err(self.map(&err, op))
+    }
+
+    /// Known immutable fields changed by a write that the server accepted
+    /// (or would accept): replace, or report `immutable-field`.
+    fn check_immutable(&mut self, live: &Value, result: &Value) -> Result<Option<Step>, Status> {
+        let changed =
+            immutable::changed_fields(&self.target.api.group, &self.target.api.kind, live, result);
+        if changed.is_empty() {
+            return Ok(None);
+        }
+        if self.options.replace_on_immutable {
+            return self.replace(&changed).map(Some);
+        }
+        Err(Status {
+            causes: changed
+                .iter()
+                .map(|field| crate::model::Cause {
+                    field: field.clone(),
+                    reason: "FieldValueInvalid".into(),
+                    message: errors::IMMUTABLE_MESSAGE.into(),
+                })
+                .collect(),
+            ..Status::error(
+                StatusCode::ImmutableField,
+                "FieldImmutable",
+                format!(
+                    "{} of {} cannot be changed in place; the object must be replaced (set replace-on-immutable to delete and recreate it)",
+                    changed.join(", "),
+                    self.target.subject
+                ),
+            )
+        })
+    }
+
+    /// Deletes the object (foreground), waits until it is gone, and creates it again.
+    fn replace(&mut self, fields: &[String]) -> Result<Step, Status> {
+        let fields = if fields.is_empty() {
+            "an immutable field".to_owned()
+        } else {
+            fields.join(", ")
+        };
+        self.progress(
+            "replacing",
+            format!(
+                "{fields} of {} cannot change in place; deleting and recreating it",
+                self.target.subject
+            ),
+        );
+        if self.options.dry_run {
+            return Ok(Step::Done(self.target.object.clone(), Action::Replace));
+        }
+        delete_target(
+            self.cluster,
+            &self.target,
+            false,
+            Some(PropagationPolicy::Foreground),
+        )?;
+        self.wait_gone()?;
+        let object = self.target.object.clone();
+        let created = match self.options.mode {
+            ApplyMode::ServerSide => self.patch(PatchType::Apply, &object, false),
+            ApplyMode::ClientSideThreeWay => self.cluster.create(
+                &self.target.api,
+                self.namespace(),
+                &object,
+                &CreateOptions {
+                    dry_run: false,
+                    field_manager: Some(self.field_manager()),
+                },
+            ),
+        };
+        created
+            .map(|result| Step::Done(result, Action::Replace))
+            .map_err(|e| self.map(&e, Operation::Create))
+    }
+
+    fn wait_gone(&self) -> Result<(), Status> {
+        let mut waited = 0u32;
+        let mut delay = 100u32;
+        loop {
+            let current = self
+                .cluster
+                .get(&self.target.api, self.namespace(), &self.target.name)
+                .map_err(|e| self.map(&e, Operation::Get))?;
+            let Some(current) = current else {
+                return Ok(());
+            };
+            if waited >= REPLACE_WAIT_MS {
+                let pending = finalizers(&current);
+                return Err(Status {
+                    retryable: true,
+                    ..Status::error(
+                        StatusCode::Timeout,
+                        "ReplaceTimeout",
+                        format!(
+                            "{} was deleted for replacement but still exists after {} s{}",
+                            self.target.subject,
+                            REPLACE_WAIT_MS / 1000,
+                            if pending.is_empty() {
+                                String::new()
+                            } else {
+                                format!("; pending finalizers: {}", pending.join(", "))
+                            }
+                        ),
+                    )
+                });
+            }
+            self.host.sleep(delay);
+            waited = waited.saturating_add(delay);
+            delay = (delay * 2).min(1000);
+        }
+    }
+
+    /// Whether the result equals live once both are normalized and ignore paths dropped.
+    fn unchanged(&self, live: &Value, result: &Value) -> bool {
+        crate::diff::diff(
+            Some(&normalize::normalize_for_diff(live)),
+            Some(&normalize::normalize_for_diff(result)),
+            &self.options.ignore_paths,
+        )
+        .changes
+        .is_empty()
+    }
+}

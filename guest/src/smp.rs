@@ -1,1 +1,0 @@
-//! Strategic merge patch for built-in kinds: merge keys, three-way patch generation and application.

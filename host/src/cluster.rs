@@ -1,0 +1,396 @@
+//! The host's one connection to a Kubernetes cluster: a shared kube-rs client,
+//! a per-process discovery cache, and the raw REST calls behind the
+//! `kubernetes` imports. Objects stay JSON text end to end.
+
+use futures::{Stream, StreamExt};
+use guest::model::{
+    ApiError, ApiResource, Cause, CreateOptions, DeleteOptions, ErrorSource, EventType,
+    ListOptions, PatchOptions, PatchType, PropagationPolicy, WatchOptions,
+};
+use kube::api::{
+    DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions as KubePreconditions,
+    PropagationPolicy as KubePropagation, WatchParams,
+};
+use kube::core::{
+    ApiResource as KubeApiResource, DynamicObject, GroupVersionKind, Request, WatchEvent,
+};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::RwLock;
+use std::time::Duration;
+
+/// One raw watch event: its type and the object as JSON text.
+pub type RawEvent = (EventType, String);
+
+/// A boxed stream of watch events as the API server sends them.
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<RawEvent, ApiError>> + Send>>;
+
+/// A Kubernetes cluster reached through kube-rs, shared by every call of a process.
+pub struct KubeCluster {
+    client: kube::Client,
+    default_namespace: String,
+    request_timeout: Duration,
+    kinds: RwLock<HashMap<(String, String), ApiResource>>,
+}
+
+impl KubeCluster {
+    /// Wraps a client; `default_namespace` is the kubeconfig context's namespace.
+    pub fn new(client: kube::Client, default_namespace: impl Into<String>) -> Self {
+        KubeCluster {
+            client,
+            default_namespace: default_namespace.into(),
+            request_timeout: Duration::from_secs(30),
+            kinds: RwLock::new(HashMap::new()),
+        }
+    }
+
+    /// The namespace of the kubeconfig context (`default` when it names none).
+    pub fn default_namespace(&self) -> &str {
+        &self.default_namespace
+    }
+
+    /// The underlying kube-rs client.
+    pub fn client(&self) -> &kube::Client {
+        &self.client
+    }
+
+    /// Resolves `apiVersion` + `kind` through discovery, cached per process; a
+    /// cache miss asks the server again, so a CRD created earlier is found.
+    pub async fn resolve(&self, api_version: &str, kind: &str) -> Result<ApiResource, ApiError> {
+        let key = (api_version.to_string(), kind.to_string());
+        if let Some(found) = self.kinds.read().expect("kinds lock").get(&key) {
+            return Ok(found.clone());
+        }
+        let (group, version) = match api_version.split_once('/') {
+            Some((g, v)) => (g, v),
+            None => ("", api_version),
+        };
+        let gvk = GroupVersionKind::gvk(group, version, kind);
+        let discovered = self
+            .bounded(kube::discovery::oneshot::pinned_kind(&self.client, &gvk))
+            .await;
+        let (ar, caps) = match discovered {
+            Ok(found) => found,
+            Err(err) if err.code == 404 || err.reason == "NotFound" => {
+                return Err(ApiError {
+                    message: format!(
+                        "no resource type {api_version}/{kind} is served by the cluster (is the CRD installed?)"
+                    ),
+                    ..ApiError::api(404, "NotFound", "")
+                });
+            }
+            Err(err) => return Err(err),
+        };
+        let resolved = ApiResource {
+            group: ar.group,
+            version: ar.version,
+            kind: ar.kind,
+            plural: ar.plural,
+            namespaced: caps.scope == kube::discovery::Scope::Namespaced,
+        };
+        self.kinds
+            .write()
+            .expect("kinds lock")
+            .insert(key, resolved.clone());
+        Ok(resolved)
+    }
+
+    /// GET; `None` on 404.
+    pub async fn get(
+        &self,
+        ar: &ApiResource,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<String>, ApiError> {
+        let req = request(ar, namespace)
+            .get(name, &Default::default())
+            .map_err(build_error)?;
+        match self.text(req).await {
+            Ok(text) => Ok(Some(text)),
+            Err(err) if err.code == 404 => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// POST.
+    pub async fn create(
+        &self,
+        ar: &ApiResource,
+        namespace: Option<&str>,
+        object: &str,
+        options: &CreateOptions,
+    ) -> Result<String, ApiError> {
+        let params = PostParams {
+            dry_run: options.dry_run,
+            field_manager: options.field_manager.clone(),
+        };
+        let req = request(ar, namespace)
+            .create(&params, object.as_bytes().to_vec())
+            .map_err(build_error)?;
+        self.text(req).await
+    }
+
+    /// PATCH with the given patch type.
+    pub async fn patch(
+        &self,
+        ar: &ApiResource,
+        namespace: Option<&str>,
+        name: &str,
+        patch_type: PatchType,
+        body: &str,
+        options: &PatchOptions,
+    ) -> Result<String, ApiError> {
+        let body: Value = serde_json::from_str(body).map_err(|e| {
+            ApiError::api(400, "BadRequest", format!("patch body is not JSON: {e}"))
+        })?;
+        let mut params = PatchParams {
+            dry_run: options.dry_run,
+            force: options.force && patch_type == PatchType::Apply,
+            field_manager: options.field_manager.clone(),
+            ..Default::default()
+        };
+        if patch_type == PatchType::Apply && params.field_manager.is_none() {
+            params.field_manager = Some("krt".into());
+        }
+        let patch = match patch_type {
+            PatchType::Apply => Patch::Apply(body),
+            PatchType::StrategicMerge => Patch::Strategic(body),
+            PatchType::JsonMerge | PatchType::JsonPatch => Patch::Merge(body),
+        };
+        let mut req = request(ar, namespace)
+            .patch(name, &params, &patch)
+            .map_err(build_error)?;
+        if patch_type == PatchType::JsonPatch {
+            req.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json-patch+json"),
+            );
+        }
+        self.text(req).await
+    }
+
+    /// DELETE; returns the object while it still exists, `None` once gone.
+    pub async fn delete(
+        &self,
+        ar: &ApiResource,
+        namespace: Option<&str>,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<Option<String>, ApiError> {
+        let params = DeleteParams {
+            dry_run: options.dry_run,
+            grace_period_seconds: options.grace_period_seconds,
+            propagation_policy: options.propagation_policy.map(|p| match p {
+                PropagationPolicy::Background => KubePropagation::Background,
+                PropagationPolicy::Foreground => KubePropagation::Foreground,
+                PropagationPolicy::Orphan => KubePropagation::Orphan,
+            }),
+            preconditions: options.preconditions.as_ref().map(|p| KubePreconditions {
+                uid: p.uid.clone(),
+                resource_version: p.resource_version.clone(),
+            }),
+        };
+        let req = request(ar, namespace)
+            .delete(name, &params)
+            .map_err(build_error)?;
+        let text = self.text(req).await?;
+        let is_status = serde_json::from_str::<Value>(&text)
+            .map(|v| v["kind"] == "Status")
+            .unwrap_or(false);
+        Ok((!is_status).then_some(text))
+    }
+
+    /// LIST (one page when `limit` is set). Items get their `apiVersion` and
+    /// `kind` filled in, which API servers leave out of list items.
+    pub async fn list(
+        &self,
+        ar: &ApiResource,
+        namespace: Option<&str>,
+        options: &ListOptions,
+    ) -> Result<(Vec<String>, String, Option<String>), ApiError> {
+        let params = ListParams {
+            label_selector: options.label_selector.clone(),
+            field_selector: options.field_selector.clone(),
+            limit: options.limit,
+            continue_token: options.continue_token.clone(),
+            ..Default::default()
+        };
+        let req = request(ar, namespace).list(&params).map_err(build_error)?;
+        let text = self.text(req).await?;
+        let mut list: Value = serde_json::from_str(&text)
+            .map_err(|e| ApiError::api(500, "InternalError", format!("invalid list: {e}")))?;
+        let api_version = api_version(ar);
+        let items = match list.get_mut("items").and_then(Value::as_array_mut) {
+            Some(items) => items
+                .iter_mut()
+                .map(|item| {
+                    if let Some(obj) = item.as_object_mut() {
+                        obj.entry("apiVersion")
+                            .or_insert_with(|| api_version.clone().into());
+                        obj.entry("kind").or_insert_with(|| ar.kind.clone().into());
+                    }
+                    item.to_string()
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let meta = &list["metadata"];
+        let rv = meta["resourceVersion"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let cont = meta["continue"]
+            .as_str()
+            .filter(|c| !c.is_empty())
+            .map(str::to_string);
+        Ok((items, rv, cont))
+    }
+
+    /// Starts a WATCH.
+    pub async fn watch(
+        &self,
+        ar: &ApiResource,
+        namespace: Option<&str>,
+        options: &WatchOptions,
+    ) -> Result<EventStream, ApiError> {
+        let mut params = WatchParams {
+            label_selector: options.label_selector.clone(),
+            field_selector: options.field_selector.clone(),
+            bookmarks: options.allow_bookmarks,
+            ..Default::default()
+        };
+        if let Some(t) = options.timeout_seconds {
+            params.timeout = Some(t.min(290));
+        }
+        let version = options.resource_version.as_deref().unwrap_or("0");
+        let req = request(ar, namespace)
+            .watch(&params, version)
+            .map_err(build_error)?;
+        let stream = self
+            .bounded(self.client.request_events::<DynamicObject>(req))
+            .await?;
+        Ok(Box::pin(stream.map(
+            |event: Result<WatchEvent<DynamicObject>, kube::Error>| match event {
+                Ok(event) => raw_event(event),
+                Err(err) => Err(kube_error(err)),
+            },
+        )))
+    }
+
+    async fn text(&self, req: http::Request<Vec<u8>>) -> Result<String, ApiError> {
+        self.bounded(self.client.request_text(req)).await
+    }
+
+    async fn bounded<T>(
+        &self,
+        fut: impl Future<Output = Result<T, kube::Error>>,
+    ) -> Result<T, ApiError> {
+        match tokio::time::timeout(self.request_timeout, fut).await {
+            Ok(result) => result.map_err(kube_error),
+            Err(_) => Err(ApiError {
+                source: ErrorSource::Timeout,
+                ..ApiError::api(
+                    0,
+                    "Timeout",
+                    format!(
+                        "no answer from the API server within {:?}",
+                        self.request_timeout
+                    ),
+                )
+            }),
+        }
+    }
+}
+
+fn api_version(ar: &ApiResource) -> String {
+    if ar.group.is_empty() {
+        ar.version.clone()
+    } else {
+        format!("{}/{}", ar.group, ar.version)
+    }
+}
+
+fn request(ar: &ApiResource, namespace: Option<&str>) -> Request {
+    let kube_ar = KubeApiResource {
+        group: ar.group.clone(),
+        version: ar.version.clone(),
+        api_version: api_version(ar),
+        kind: ar.kind.clone(),
+        plural: ar.plural.clone(),
+    };
+    let namespace = if ar.namespaced { namespace } else { None };
+    Request::new(<DynamicObject as kube::Resource>::url_path(
+        &kube_ar, namespace,
+    ))
+}
+
+fn raw_event(event: WatchEvent<DynamicObject>) -> Result<RawEvent, ApiError> {
+    let (kind, object) = match event {
+        WatchEvent::Added(o) => (EventType::Added, serde_json::to_string(&o)),
+        WatchEvent::Modified(o) => (EventType::Modified, serde_json::to_string(&o)),
+        WatchEvent::Deleted(o) => (EventType::Deleted, serde_json::to_string(&o)),
+        WatchEvent::Bookmark(b) => (EventType::Bookmark, serde_json::to_string(&b)),
+        WatchEvent::Error(status) => return Err(status_error(&status)),
+    };
+    object
+        .map(|o| (kind, o))
+        .map_err(|e| ApiError::api(500, "InternalError", format!("invalid watch event: {e}")))
+}
+
+fn build_error(err: kube::core::request::Error) -> ApiError {
+    ApiError::api(
+        400,
+        "BadRequest",
+        format!("cannot build the request: {err}"),
+    )
+}
+
+fn status_error(status: &kube::core::Status) -> ApiError {
+    let details = status.details.as_ref();
+    ApiError {
+        source: ErrorSource::Api,
+        code: status.code,
+        reason: status.reason.clone(),
+        message: status.message.clone(),
+        causes: details
+            .map(|d| {
+                d.causes
+                    .iter()
+                    .map(|c| Cause {
+                        field: c.field.clone(),
+                        reason: c.reason.clone(),
+                        message: c.message.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        retry_after_seconds: details.map(|d| d.retry_after_seconds).filter(|s| *s > 0),
+    }
+}
+
+/// Maps a kube-rs error to the WIT error record: API failures keep the full
+/// `metav1.Status`; everything before a response is a transport error.
+pub fn kube_error(err: kube::Error) -> ApiError {
+    match err {
+        kube::Error::Api(status) => status_error(&status),
+        other => ApiError {
+            source: ErrorSource::Transport,
+            ..ApiError::api(0, "Unreachable", error_chain(&other))
+        },
+    }
+}
+
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        let next = s.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        source = s.source();
+    }
+    text
+}

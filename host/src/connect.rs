@@ -1,0 +1,135 @@
+//! Choosing and connecting to a cluster the way kubectl does, or starting the
+//! embedded simulator when there is no cluster configuration at all.
+
+use crate::cluster::KubeCluster;
+use crate::error::Error;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Which cluster to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClusterChoice {
+    /// A kubeconfig when one exists (`--kubeconfig`, `KUBECONFIG`,
+    /// `~/.kube/config`, in-cluster service account), else the embedded simulator.
+    #[default]
+    Auto,
+    /// Always the embedded simulator.
+    Sim,
+    /// Always a kubeconfig; fail when there is none.
+    Kubeconfig,
+}
+
+/// How to find the cluster.
+#[derive(Debug, Clone, Default)]
+pub struct ConnectOptions {
+    /// Which cluster.
+    pub choice: ClusterChoice,
+    /// An explicit kubeconfig file (`--kubeconfig`).
+    pub kubeconfig: Option<PathBuf>,
+    /// The context to use (`--context`).
+    pub context: Option<String>,
+    /// Overrides the context's namespace (`-n`).
+    pub namespace: Option<String>,
+}
+
+/// A connected cluster.
+pub struct Connected {
+    /// The cluster client.
+    pub cluster: Arc<KubeCluster>,
+    /// The embedded simulator, when one was started; keep it alive while in use.
+    pub sim: Option<sim::Sim>,
+    /// One line saying which cluster this is, for the user.
+    pub description: String,
+}
+
+fn has_kubeconfig(options: &ConnectOptions) -> bool {
+    options.kubeconfig.is_some()
+        || std::env::var_os("KUBECONFIG").is_some_and(|v| !v.is_empty())
+        || std::env::var_os("HOME")
+            .map(|h| PathBuf::from(h).join(".kube/config").exists())
+            .unwrap_or(false)
+        || std::env::var_os("KUBERNETES_SERVICE_HOST").is_some()
+}
+
+/// Connects as `options` says.
+///
+/// # Errors
+/// A missing, unreadable or invalid kubeconfig (the message names the file), an
+/// unknown context, or a simulator that cannot start.
+pub async fn connect(options: &ConnectOptions) -> Result<Connected, Error> {
+    let use_sim = match options.choice {
+        ClusterChoice::Sim => true,
+        ClusterChoice::Kubeconfig => false,
+        ClusterChoice::Auto => !has_kubeconfig(options),
+    };
+    if use_sim {
+        return start_sim(options).await;
+    }
+    let kube_options = KubeConfigOptions {
+        context: options.context.clone(),
+        ..Default::default()
+    };
+    let (config, source) = if let Some(path) = &options.kubeconfig {
+        let kubeconfig = Kubeconfig::read_from(path).map_err(|e| {
+            Error::Cluster(format!(
+                "failed to read kubeconfig '{}': {e}",
+                path.display()
+            ))
+        })?;
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &kube_options)
+            .await
+            .map_err(|e| Error::Cluster(format!("kubeconfig '{}': {e}", path.display())))?;
+        (config, path.display().to_string())
+    } else if std::env::var_os("KUBECONFIG").is_some()
+        || std::env::var_os("HOME").is_some_and(|h| PathBuf::from(h).join(".kube/config").exists())
+    {
+        let source = std::env::var("KUBECONFIG").unwrap_or_else(|_| "~/.kube/config".into());
+        let config = kube::Config::from_kubeconfig(&kube_options)
+            .await
+            .map_err(|e| Error::Cluster(format!("kubeconfig '{source}': {e}")))?;
+        (config, source)
+    } else {
+        let config = kube::Config::incluster().map_err(|e| {
+            Error::Cluster(format!(
+                "no kubeconfig found (--kubeconfig, KUBECONFIG, ~/.kube/config) and not in a pod: {e}"
+            ))
+        })?;
+        (config, "in-cluster service account".to_string())
+    };
+    let namespace = options
+        .namespace
+        .clone()
+        .unwrap_or_else(|| config.default_namespace.clone());
+    let url = config.cluster_url.to_string();
+    let client = kube::Client::try_from(config)
+        .map_err(|e| Error::Cluster(format!("cannot build a client for {url}: {e}")))?;
+    Ok(Connected {
+        cluster: Arc::new(KubeCluster::new(client, namespace)),
+        sim: None,
+        description: format!("cluster {url} (from {source})"),
+    })
+}
+
+async fn start_sim(options: &ConnectOptions) -> Result<Connected, Error> {
+    let sim = sim::Sim::start()
+        .await
+        .map_err(|e| Error::Cluster(format!("cannot start the embedded cluster: {e}")))?;
+    let kubeconfig = Kubeconfig::from_yaml(&sim.kubeconfig_yaml())
+        .map_err(|e| Error::Cluster(format!("embedded cluster kubeconfig: {e}")))?;
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .map_err(|e| Error::Cluster(format!("embedded cluster kubeconfig: {e}")))?;
+    let client = kube::Client::try_from(config)
+        .map_err(|e| Error::Cluster(format!("embedded cluster client: {e}")))?;
+    let namespace = options
+        .namespace
+        .clone()
+        .unwrap_or_else(|| "default".into());
+    let description = format!("the embedded cluster krt-sim at {}", sim.url());
+    Ok(Connected {
+        cluster: Arc::new(KubeCluster::new(client, namespace)),
+        sim: Some(sim),
+        description,
+    })
+}

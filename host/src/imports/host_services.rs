@@ -1,0 +1,57 @@
+//! `kusion:runtime/host`: structured logs and progress events forwarded to the
+//! embedder's [`EventSink`](crate::events::EventSink), and a sleep clamped to
+//! the call's deadline. Output is capped per operation.
+
+use crate::bindings::host_services::{Host, LogLevel, ProgressEvent};
+use crate::convert::{health_from_wit, log_level_from_wit};
+use crate::state::KrtView;
+use guest::model as m;
+use std::time::{Duration, Instant};
+
+/// The longest single sleep a guest may ask for.
+const MAX_SLEEP: Duration = Duration::from_secs(30);
+
+impl KrtView<'_> {
+    /// Charges `bytes` of output; false once the operation's cap is exceeded.
+    fn charge_output(&mut self, bytes: usize) -> bool {
+        self.ctx.output_bytes = self.ctx.output_bytes.saturating_add(bytes);
+        self.ctx.output_bytes <= self.ctx.limits.max_output_bytes
+    }
+}
+
+impl Host for KrtView<'_> {
+    async fn log(
+        &mut self,
+        level: LogLevel,
+        message: String,
+        fields: Vec<(String, String)>,
+    ) -> wasmtime::Result<()> {
+        let size = message.len() + fields.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>();
+        if self.charge_output(size) {
+            self.ctx
+                .events
+                .log(log_level_from_wit(level), &message, &fields);
+        }
+        Ok(())
+    }
+
+    async fn progress(&mut self, event: ProgressEvent) -> wasmtime::Result<()> {
+        let size = event.id.len() + event.phase.len() + event.message.len();
+        if self.charge_output(size) {
+            self.ctx.events.progress(&m::Progress {
+                id: event.id,
+                phase: event.phase,
+                message: event.message,
+                health: event.health.map(health_from_wit),
+            });
+        }
+        Ok(())
+    }
+
+    async fn sleep(&mut self, ms: u32) -> wasmtime::Result<()> {
+        let left = self.ctx.deadline.saturating_duration_since(Instant::now());
+        let wait = Duration::from_millis(ms.into()).min(MAX_SLEEP).min(left);
+        tokio::time::sleep(wait).await;
+        Ok(())
+    }
+}

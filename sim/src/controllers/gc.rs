@@ -1,0 +1,144 @@
+//! Garbage collection and namespace finalization: dependents of deleted owners go (Background),
+//! Foreground owners wait for their dependents, Orphan owners release them, and a terminating
+//! Namespace empties before it is removed.
+
+use std::collections::HashSet;
+
+use serde_json::{Value, json};
+
+use crate::lifecycle::{self, FOREGROUND, ORPHAN};
+use crate::store::{Key, State};
+
+fn all(state: &State) -> Vec<(Key, Value)> {
+    state
+        .resource_types()
+        .filter(|t| t.version == "v1" || t.custom)
+        .flat_map(|t| {
+            state
+                .list(&t.group, &t.plural, None)
+                .into_iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn uid(object: &Value) -> &str {
+    object["metadata"]["uid"].as_str().unwrap_or_default()
+}
+
+/// One pass of garbage collection and namespace finalization.
+pub fn reconcile(state: &mut State) {
+    let objects = all(state);
+    let uids: HashSet<&str> = objects.iter().map(|(_, o)| uid(o)).collect();
+    for (key, object) in &objects {
+        let terminating = !object["metadata"]["deletionTimestamp"].is_null();
+        let dependents: Vec<&Key> = objects
+            .iter()
+            .filter(|(_, d)| terminating && lifecycle::owner_uids(d).contains(&uid(object)))
+            .map(|(k, _)| k)
+            .collect();
+        if terminating && lifecycle::has_finalizer(object, ORPHAN) {
+            for dep in &dependents {
+                if let Some(mut d) = state.get(dep).cloned() {
+                    if let Some(refs) = d["metadata"]["ownerReferences"].as_array_mut() {
+                        refs.retain(|r| r["uid"].as_str() != Some(uid(object)));
+                    }
+                    state.put((*dep).clone(), d);
+                }
+            }
+            finish(state, key, ORPHAN);
+        } else if terminating && lifecycle::has_finalizer(object, FOREGROUND) {
+            if dependents.is_empty() {
+                finish(state, key, FOREGROUND);
+            } else {
+                for dep in dependents {
+                    lifecycle::delete(state, dep);
+                }
+            }
+        } else if terminating && key.resource == "namespaces" && key.group.is_empty() {
+            finalize_namespace(state, key, &objects);
+        } else if !terminating {
+            let owners = lifecycle::owner_uids(object);
+            if !owners.is_empty() && owners.iter().all(|o| !uids.contains(o)) {
+                lifecycle::delete(state, key);
+            }
+        }
+    }
+}
+
+/// Removes `finalizer` from the object at `key`, removing the object if nothing else holds it.
+fn finish(state: &mut State, key: &Key, finalizer: &str) {
+    if let Some(mut object) = state.get(key).cloned() {
+        lifecycle::remove_finalizer(&mut object, finalizer);
+        if lifecycle::ready_to_remove(&object) {
+            state.remove(key);
+        } else {
+            state.put(key.clone(), object);
+        }
+    }
+}
+
+fn finalize_namespace(state: &mut State, key: &Key, objects: &[(Key, Value)]) {
+    let contents: Vec<&Key> = objects
+        .iter()
+        .map(|(k, _)| k)
+        .filter(|k| k.namespace == key.name)
+        .collect();
+    if contents.is_empty() {
+        if let Some(mut ns) = state.get(key).cloned() {
+            ns["spec"]["finalizers"] = json!([]);
+            if lifecycle::ready_to_remove(&ns) {
+                state.remove(key);
+            } else {
+                state.put(key.clone(), ns);
+            }
+        }
+    } else {
+        for k in contents {
+            lifecycle::delete(state, k);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    fn key(resource: &str, ns: &str, name: &str) -> Key {
+        Key {
+            group: String::new(),
+            resource: resource.into(),
+            namespace: ns.into(),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn dependents_of_a_gone_owner_are_collected() {
+        let store = Store::new(100);
+        let mut s = store.lock();
+        s.put(
+            key("configmaps", "d", "dep"),
+            json!({"metadata": {"uid": "2", "ownerReferences": [{"uid": "1"}]}}),
+        );
+        reconcile(&mut s);
+        assert!(s.get(&key("configmaps", "d", "dep")).is_none());
+    }
+
+    #[test]
+    fn terminating_namespace_empties_then_goes() {
+        let store = Store::new(100);
+        let mut s = store.lock();
+        s.put(key("namespaces", "", "d"), json!({"metadata": {"uid": "1", "deletionTimestamp": "x"}, "spec": {"finalizers": ["kubernetes"]}}));
+        s.put(
+            key("configmaps", "d", "c"),
+            json!({"metadata": {"uid": "2"}}),
+        );
+        reconcile(&mut s);
+        assert!(s.get(&key("configmaps", "d", "c")).is_none());
+        reconcile(&mut s);
+        assert!(s.get(&key("namespaces", "", "d")).is_none());
+    }
+}

@@ -1,0 +1,86 @@
+//! GET of one object, LIST with selectors and pagination, and WATCH.
+
+use std::sync::Arc;
+
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde_json::{Value, json};
+
+use super::{Params, Target, json};
+use crate::cluster::Cluster;
+use crate::selectors::{Filter, Selector};
+use crate::status::ApiError;
+use crate::store::Key;
+use crate::watch;
+
+/// GET one object.
+pub fn get(cluster: &Cluster, target: &Target) -> Result<Response, ApiError> {
+    let key = Key::new(
+        &target.rt,
+        target.namespace.as_deref().unwrap_or_default(),
+        target.name.as_deref().unwrap_or_default(),
+    );
+    let state = cluster.store.lock();
+    let object = state
+        .get(&key)
+        .ok_or_else(|| ApiError::not_found(&target.subject()))?;
+    Ok(json(StatusCode::OK, object))
+}
+
+/// The label and field selectors of a LIST or WATCH.
+pub fn filter(params: &Params) -> Result<Filter, ApiError> {
+    Ok(Filter {
+        labels: Selector::parse(params.get("labelSelector").map_or("", String::as_str))?,
+        fields: Selector::parse(params.get("fieldSelector").map_or("", String::as_str))?,
+    })
+}
+
+/// LIST with `labelSelector`, `fieldSelector`, `limit` and `continue`.
+pub fn list(cluster: &Cluster, target: &Target, params: &Params) -> Result<Response, ApiError> {
+    let filter = filter(params)?;
+    let limit: usize = params
+        .get("limit")
+        .and_then(|l| l.parse().ok())
+        .filter(|l| *l > 0)
+        .unwrap_or(usize::MAX);
+    let after = params.get("continue").filter(|c| !c.is_empty());
+    let state = cluster.store.lock();
+    let matching: Vec<(&Key, &Value)> = state
+        .list(
+            &target.rt.group,
+            &target.rt.plural,
+            target.namespace.as_deref(),
+        )
+        .into_iter()
+        .filter(|(k, _)| after.is_none_or(|c| format!("{}/{}", k.namespace, k.name) > *c))
+        .filter(|(_, o)| filter.matches(o))
+        .collect();
+    let page: Vec<Value> = matching
+        .iter()
+        .take(limit)
+        .map(|(_, o)| (*o).clone())
+        .collect();
+    let mut metadata = json!({"resourceVersion": state.resource_version().to_string()});
+    if matching.len() > page.len()
+        && let Some((k, _)) = matching.get(page.len() - 1)
+    {
+        metadata["continue"] = Value::String(format!("{}/{}", k.namespace, k.name));
+        metadata["remainingItemCount"] = json!(matching.len() - page.len());
+    }
+    let body = json!({
+        "kind": format!("{}List", target.rt.kind),
+        "apiVersion": target.rt.api_version(),
+        "metadata": metadata,
+        "items": page,
+    });
+    Ok(json(StatusCode::OK, &body))
+}
+
+/// WATCH (`?watch=1`).
+pub fn watch(
+    cluster: &Arc<Cluster>,
+    target: &Target,
+    params: &Params,
+) -> Result<Response, ApiError> {
+    watch::serve(cluster, target, filter(params)?, params)
+}

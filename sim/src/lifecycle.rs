@@ -1,0 +1,104 @@
+//! Deletion lifecycle shared by DELETE and the controllers: `deletionTimestamp`, finalizers and
+//! the moment an object finally goes.
+
+use serde_json::{Value, json};
+
+use crate::meta;
+use crate::store::{Key, State};
+
+/// Deletes the object at `key` as a Background delete would: removed at once without finalizers,
+/// otherwise marked terminating.
+pub fn delete(state: &mut State, key: &Key) {
+    let Some(mut object) = state.get(key).cloned() else {
+        return;
+    };
+    mark_deleted(&mut object);
+    if ready_to_remove(&object) {
+        state.remove(key);
+    } else if state.get(key) != Some(&object) {
+        state.put(key.clone(), object);
+    }
+}
+
+/// Finalizer kube-apiserver adds for `propagationPolicy=Foreground`.
+pub const FOREGROUND: &str = "foregroundDeletion";
+/// Finalizer kube-apiserver adds for `propagationPolicy=Orphan`.
+pub const ORPHAN: &str = "orphan";
+
+fn finalizers(object: &Value) -> impl Iterator<Item = &str> {
+    object["metadata"]["finalizers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+}
+
+/// Whether a terminating object has no finalizers left (and, for a Namespace, no spec finalizers).
+pub fn ready_to_remove(object: &Value) -> bool {
+    !object["metadata"]["deletionTimestamp"].is_null()
+        && finalizers(object).next().is_none()
+        && object["spec"]["finalizers"]
+            .as_array()
+            .is_none_or(Vec::is_empty)
+}
+
+/// Whether the object carries `name` among its finalizers.
+pub fn has_finalizer(object: &Value, name: &str) -> bool {
+    finalizers(object).any(|f| f == name)
+}
+
+/// Adds a finalizer if missing.
+pub fn add_finalizer(object: &mut Value, name: &str) {
+    if !has_finalizer(object, name) {
+        match object["metadata"]["finalizers"].as_array_mut() {
+            Some(list) => list.push(json!(name)),
+            None => object["metadata"]["finalizers"] = json!([name]),
+        }
+    }
+}
+
+/// Removes a finalizer (and the list when it becomes empty).
+pub fn remove_finalizer(object: &mut Value, name: &str) {
+    if let Some(list) = object["metadata"]["finalizers"].as_array_mut() {
+        list.retain(|f| f != name);
+        if list.is_empty()
+            && let Some(m) = object["metadata"].as_object_mut()
+        {
+            m.remove("finalizers");
+        }
+    }
+}
+
+/// Marks an object as terminating (idempotent).
+pub fn mark_deleted(object: &mut Value) {
+    if object["metadata"]["deletionTimestamp"].is_null() {
+        object["metadata"]["deletionTimestamp"] = json!(meta::now());
+        object["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+    }
+}
+
+/// The owner uids an object's `ownerReferences` name.
+pub fn owner_uids(object: &Value) -> Vec<&str> {
+    object["metadata"]["ownerReferences"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["uid"].as_str())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finalizers_hold_removal() {
+        let mut o = json!({"metadata": {"finalizers": ["a"]}});
+        mark_deleted(&mut o);
+        assert!(!ready_to_remove(&o));
+        remove_finalizer(&mut o, "a");
+        assert!(ready_to_remove(&o));
+        add_finalizer(&mut o, FOREGROUND);
+        assert!(has_finalizer(&o, FOREGROUND));
+    }
+}

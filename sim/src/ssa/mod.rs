@@ -1,0 +1,288 @@
+//! Server-side apply and `managedFields` bookkeeping: who owns which field, conflicts between
+//! managers, and removal of fields a manager stops applying.
+
+mod fieldset;
+mod merge;
+mod schema;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    FieldsV1, ManagedFieldsEntry, StatusCause, Time,
+};
+use serde_json::Value;
+
+pub use fieldset::{FieldSet, Path};
+pub use schema::Schema;
+
+/// Who is writing: the field manager, the API version it writes in, and the subresource.
+#[derive(Debug, Clone, Copy)]
+pub struct Writer<'a> {
+    /// `fieldManager`.
+    pub manager: &'a str,
+    /// apiVersion of the request.
+    pub api_version: &'a str,
+    /// `Some("status")` for status-subresource writes.
+    pub subresource: Option<&'a str>,
+    /// Seconds since the epoch, for the entry's `time`.
+    pub now: i64,
+}
+
+/// One field another manager owns that an apply would change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conflict {
+    /// The owner as apimachinery prints it (`"mgr"`, or `"mgr" using apps/v1` for Update owners).
+    pub owner: String,
+    /// The field, as `.spec.replicas`.
+    pub field: String,
+}
+
+/// The message of a 409 for `conflicts` (apimachinery `managedfields/internal/conflict.go`).
+pub fn conflict_message(conflicts: &[Conflict]) -> String {
+    let n = conflicts.len();
+    let body = if n == 1 {
+        format!(
+            "conflict with {}: {}",
+            conflicts[0].owner, conflicts[0].field
+        )
+    } else {
+        let mut owners: Vec<&str> = conflicts.iter().map(|c| c.owner.as_str()).collect();
+        owners.sort_unstable();
+        owners.dedup();
+        let mut lines = Vec::new();
+        for owner in owners {
+            lines.push(format!("conflicts with {owner}"));
+            lines.extend(
+                conflicts
+                    .iter()
+                    .filter(|c| c.owner == owner)
+                    .map(|c| format!("- {}", c.field)),
+            );
+        }
+        lines.join("\n")
+    };
+    format!(
+        "Apply failed with {n} conflict{}: {body}",
+        if n == 1 { "" } else { "s" }
+    )
+}
+
+/// The `FieldManagerConflict` causes for `conflicts`.
+pub fn conflict_causes(conflicts: &[Conflict]) -> Vec<StatusCause> {
+    conflicts
+        .iter()
+        .map(|c| StatusCause {
+            reason: Some("FieldManagerConflict".into()),
+            message: Some(format!("conflict with {}", c.owner)),
+            field: Some(c.field.clone()),
+        })
+        .collect()
+}
+
+fn entries_of(object: &Value) -> Vec<ManagedFieldsEntry> {
+    serde_json::from_value(object["metadata"]["managedFields"].clone()).unwrap_or_default()
+}
+
+fn set_of(entry: &ManagedFieldsEntry) -> FieldSet {
+    entry
+        .fields_v1
+        .as_ref()
+        .map(|f| FieldSet::from_fields_v1(&f.0))
+        .unwrap_or_default()
+}
+
+fn is_writer(entry: &ManagedFieldsEntry, writer: &Writer<'_>, operation: &str) -> bool {
+    entry.manager.as_deref() == Some(writer.manager)
+        && entry.operation.as_deref() == Some(operation)
+        && entry.subresource.as_deref() == writer.subresource
+}
+
+fn owner_display(entry: &ManagedFieldsEntry) -> String {
+    let mut s = format!("{:?}", entry.manager.as_deref().unwrap_or_default());
+    if let Some(sub) = &entry.subresource {
+        s.push_str(&format!(" with subresource {sub:?}"));
+    }
+    if entry.operation.as_deref() == Some("Update") {
+        s.push_str(&format!(
+            " using {}",
+            entry.api_version.as_deref().unwrap_or_default()
+        ));
+    }
+    s
+}
+
+fn entry(writer: &Writer<'_>, operation: &str, set: &FieldSet) -> ManagedFieldsEntry {
+    ManagedFieldsEntry {
+        api_version: Some(writer.api_version.to_string()),
+        fields_type: Some("FieldsV1".into()),
+        fields_v1: Some(FieldsV1(set.to_fields_v1())),
+        manager: Some(writer.manager.to_string()),
+        operation: Some(operation.to_string()),
+        subresource: writer.subresource.map(str::to_string),
+        time: Some(Time(
+            k8s_openapi::jiff::Timestamp::from_second(writer.now)
+                .unwrap_or(k8s_openapi::jiff::Timestamp::UNIX_EPOCH),
+        )),
+    }
+}
+
+fn store_entries(object: &mut Value, entries: Vec<ManagedFieldsEntry>) {
+    let entries: Vec<ManagedFieldsEntry> = entries
+        .into_iter()
+        .filter(|e| {
+            e.fields_v1
+                .as_ref()
+                .is_some_and(|f| f.0.as_object().is_some_and(|m| !m.is_empty()))
+        })
+        .collect();
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        if entries.is_empty() {
+            meta.remove("managedFields");
+        } else {
+            meta.insert(
+                "managedFields".into(),
+                serde_json::to_value(entries).unwrap_or(Value::Null),
+            );
+        }
+    }
+}
+
+/// Server-side apply of `config` by `writer` onto `live` (for a create: a skeleton with only
+/// apiVersion, kind and metadata name/namespace). Returns the new object with its
+/// `managedFields`; unless `force`, fields owned by another manager that would change are
+/// returned as conflicts instead.
+///
+/// # Errors
+/// The conflicts, when there are some and `force` is false.
+pub fn server_side_apply(
+    live: &Value,
+    config: &Value,
+    schema: &Schema,
+    writer: &Writer<'_>,
+    force: bool,
+) -> Result<Value, Vec<Conflict>> {
+    let mut entries = entries_of(live);
+    let config_set = FieldSet::of_object(config, schema);
+    let mut merged = merge::merge_config(live, config, schema);
+
+    let changed: Vec<&Path> = config_set
+        .0
+        .iter()
+        .filter(|p| {
+            !config_set.touches_below(p) && fieldset::get(live, p) != fieldset::get(&merged, p)
+        })
+        .collect();
+    let mut conflicts = Vec::new();
+    for e in entries
+        .iter_mut()
+        .filter(|e| e.manager.as_deref() != Some(writer.manager))
+    {
+        let mut owned = set_of(e);
+        let lost: Vec<Path> = changed
+            .iter()
+            .filter(|p| owned.contains(p))
+            .map(|p| (*p).clone())
+            .collect();
+        if lost.is_empty() {
+            continue;
+        }
+        if force {
+            for p in &lost {
+                owned.0.remove(p);
+            }
+            e.fields_v1 = Some(FieldsV1(owned.to_fields_v1()));
+        } else {
+            let owner = owner_display(e);
+            conflicts.extend(lost.iter().map(|p| Conflict {
+                owner: owner.clone(),
+                field: fieldset::display(p),
+            }));
+        }
+    }
+    if !conflicts.is_empty() {
+        return Err(conflicts);
+    }
+
+    let previous = entries
+        .iter()
+        .find(|e| is_writer(e, writer, "Apply"))
+        .map(set_of)
+        .unwrap_or_default();
+    let others: Vec<FieldSet> = entries
+        .iter()
+        .filter(|e| !is_writer(e, writer, "Apply"))
+        .map(set_of)
+        .collect();
+    // Shallowest first: removing an item takes its children with it, and removing a child
+    // first would change the key the item is found by.
+    for path in &previous.difference(&config_set).0 {
+        if !config_set.touches(path) && !others.iter().any(|o| o.touches(path)) {
+            fieldset::remove(&mut merged, path);
+        }
+    }
+
+    match entries.iter_mut().find(|e| is_writer(e, writer, "Apply")) {
+        Some(e) => *e = entry(writer, "Apply", &config_set),
+        None => entries.push(entry(writer, "Apply", &config_set)),
+    }
+    store_entries(&mut merged, entries);
+    Ok(merged)
+}
+
+/// Records a non-apply write (create, update, patch) of `new` over `old` by `writer`: the
+/// writer gains the fields it added or changed, and every other manager loses them.
+/// `managedFields` sent in `new` replace the live ones (how clients migrate ownership).
+pub fn record_update(old: Option<&Value>, new: &mut Value, schema: &Schema, writer: &Writer<'_>) {
+    let empty = Value::Object(serde_json::Map::new());
+    let old = old.unwrap_or(&empty);
+    let sent = &new["metadata"]["managedFields"];
+    let mut entries = if sent.is_array() && *sent != old["metadata"]["managedFields"] {
+        entries_of(new)
+    } else {
+        entries_of(old)
+    };
+    let old_set = FieldSet::of_object(old, schema);
+    let new_set = FieldSet::of_object(new, schema);
+    let removed = old_set.difference(&new_set);
+    let mut changed = new_set.difference(&old_set);
+    for p in &new_set.0 {
+        let leaf = !new_set.touches_below(p);
+        if leaf && old_set.contains(p) && fieldset::get(old, p) != fieldset::get(new, p) {
+            changed.0.insert(p.clone());
+        }
+    }
+    if changed.is_empty() && removed.is_empty() {
+        store_entries(new, entries);
+        return;
+    }
+    for e in entries
+        .iter_mut()
+        .filter(|e| !is_writer(e, writer, "Update"))
+    {
+        let owned = set_of(e).difference(&changed).difference(&removed);
+        e.fields_v1 = Some(FieldsV1(owned.to_fields_v1()));
+    }
+    let mine = entries
+        .iter()
+        .find(|e| is_writer(e, writer, "Update"))
+        .map(set_of)
+        .unwrap_or_default();
+    let mut mine = FieldSet(mine.0.union(&changed.0).cloned().collect()).difference(&removed);
+    mine.0.retain(|p| new_set.contains(p));
+    let updated = entry(writer, "Update", &mine);
+    match entries.iter_mut().find(|e| is_writer(e, writer, "Update")) {
+        Some(e) => *e = updated,
+        None => entries.push(updated),
+    }
+    store_entries(new, entries);
+}
+
+/// `managedFields` with every `time` removed, to tell a real ownership change from a re-stamp.
+pub fn ownership(object: &Value) -> Vec<ManagedFieldsEntry> {
+    let mut entries = entries_of(object);
+    for e in &mut entries {
+        e.time = None;
+    }
+    entries
+}
+
+#[cfg(test)]
+mod tests;

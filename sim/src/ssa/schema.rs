@@ -1,0 +1,132 @@
+//! What server-side apply needs to know about a kind's shape: list types (atomic, set, map with
+//! keys) and which maps are atomic or granular.
+//!
+//! Built-in list-map keys are the SSA `listMapKey`s of k8s-semantics §1.2 (where they differ from
+//! the strategic-merge keys, SSA's win: container ports and Service ports key on port+protocol).
+//! Custom resources without schema markers have atomic lists.
+
+/// How a list merges under server-side apply (`x-kubernetes-list-type`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListType {
+    /// Replaced as a whole; owned as one field.
+    Atomic,
+    /// A set of scalars; each value owned separately.
+    Set,
+    /// Items identified by these key fields; each item owned separately.
+    Map(Vec<&'static str>),
+}
+
+/// The shape information for one kind.
+#[derive(Debug, Clone)]
+pub struct Schema {
+    kind: String,
+    custom: bool,
+}
+
+impl Schema {
+    /// Schema of `kind` (`custom` for CRD-served kinds).
+    pub fn new(_api_version: &str, kind: &str, custom: bool) -> Self {
+        Self {
+            kind: kind.to_string(),
+            custom,
+        }
+    }
+
+    /// The list type of the field reached by the map-field names `names` (list items skipped).
+    pub fn list_type(&self, names: &[&str]) -> ListType {
+        match names {
+            ["metadata", "finalizers"] => return ListType::Set,
+            ["metadata", "ownerReferences"] => return ListType::Map(vec!["uid"]),
+            _ => {}
+        }
+        if self.custom {
+            return ListType::Atomic;
+        }
+        let last = names.last().copied().unwrap_or_default();
+        let parent = names
+            .len()
+            .checked_sub(2)
+            .map(|i| names[i])
+            .unwrap_or_default();
+        match last {
+            "containers"
+            | "initContainers"
+            | "ephemeralContainers"
+            | "env"
+            | "volumes"
+            | "imagePullSecrets"
+            | "schedulingGates"
+            | "resourceClaims" => ListType::Map(vec!["name"]),
+            "ports" if self.kind == "Service" && parent == "spec" => {
+                ListType::Map(vec!["port", "protocol"])
+            }
+            "ports"
+                if matches!(
+                    parent,
+                    "containers" | "initContainers" | "ephemeralContainers"
+                ) =>
+            {
+                ListType::Map(vec!["containerPort", "protocol"])
+            }
+            "volumeMounts" => ListType::Map(vec!["mountPath"]),
+            "volumeDevices" => ListType::Map(vec!["devicePath"]),
+            "hostAliases" => ListType::Map(vec!["ip"]),
+            "topologySpreadConstraints" => ListType::Map(vec!["topologyKey", "whenUnsatisfiable"]),
+            "conditions" => ListType::Map(vec!["type"]),
+            _ => ListType::Atomic,
+        }
+    }
+
+    /// Whether the map at `names` is atomic (owned and replaced as one field), like a LabelSelector.
+    pub fn is_atomic_map(&self, names: &[&str]) -> bool {
+        !self.custom && names.last() == Some(&"selector") && self.kind != "Service"
+    }
+
+    /// Whether the map at `names` is a granular map (its own member besides its keys), like labels.
+    pub fn is_granular_map(&self, names: &[&str]) -> bool {
+        let last = names.last().copied().unwrap_or_default();
+        matches!(
+            last,
+            "labels"
+                | "annotations"
+                | "data"
+                | "stringData"
+                | "binaryData"
+                | "nodeSelector"
+                | "limits"
+                | "requests"
+        ) || (self.kind == "Service" && names == ["spec", "selector"])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_key_on_port_and_protocol() {
+        let svc = Schema::new("v1", "Service", false);
+        assert_eq!(
+            svc.list_type(&["spec", "ports"]),
+            ListType::Map(vec!["port", "protocol"])
+        );
+        let deploy = Schema::new("apps/v1", "Deployment", false);
+        assert_eq!(
+            deploy.list_type(&["spec", "template", "spec", "containers", "ports"]),
+            ListType::Map(vec!["containerPort", "protocol"])
+        );
+        assert_eq!(
+            deploy.list_type(&["spec", "template", "spec", "containers", "args"]),
+            ListType::Atomic
+        );
+        assert!(deploy.is_atomic_map(&["spec", "selector"]));
+        assert!(!svc.is_atomic_map(&["spec", "selector"]));
+    }
+
+    #[test]
+    fn custom_resources_have_atomic_lists_but_set_finalizers() {
+        let cr = Schema::new("example.com/v1", "Widget", true);
+        assert_eq!(cr.list_type(&["spec", "containers"]), ListType::Atomic);
+        assert_eq!(cr.list_type(&["metadata", "finalizers"]), ListType::Set);
+    }
+}

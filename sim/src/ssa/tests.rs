@@ -1,0 +1,199 @@
+use serde_json::{Value, json};
+
+use super::*;
+
+fn writer(manager: &str) -> Writer<'_> {
+    Writer {
+        manager,
+        api_version: "apps/v1",
+        subresource: None,
+        now: 1_700_000_000,
+    }
+}
+
+fn schema() -> Schema {
+    Schema::new("apps/v1", "Deployment", false)
+}
+
+fn skeleton() -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"}})
+}
+
+fn deploy(replicas: i64, image: &str) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"replicas": replicas, "template": {"spec": {"containers": [{"name": "app", "image": image}]}}}})
+}
+
+fn managers(object: &Value) -> Vec<(String, String)> {
+    ownership(object)
+        .into_iter()
+        .map(|e| {
+            (
+                e.manager.unwrap_or_default(),
+                e.operation.unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn first_apply_records_the_applied_fields() {
+    let out = server_side_apply(
+        &skeleton(),
+        &deploy(2, "nginx"),
+        &schema(),
+        &writer("a"),
+        false,
+    )
+    .unwrap();
+    assert_eq!(out["spec"]["replicas"], 2);
+    assert_eq!(
+        out["metadata"]["managedFields"][0]["fieldsV1"],
+        json!({"f:spec": {"f:replicas": {}, "f:template": {"f:spec": {"f:containers": {
+            "k:{\"name\":\"app\"}": {".": {}, "f:image": {}, "f:name": {}}}}}}})
+    );
+    assert_eq!(managers(&out), vec![("a".into(), "Apply".into())]);
+}
+
+#[test]
+fn reapplying_the_same_config_changes_nothing_but_time() {
+    let once = server_side_apply(
+        &skeleton(),
+        &deploy(2, "nginx"),
+        &schema(),
+        &writer("a"),
+        false,
+    )
+    .unwrap();
+    let twice =
+        server_side_apply(&once, &deploy(2, "nginx"), &schema(), &writer("a"), false).unwrap();
+    assert_eq!(ownership(&once), ownership(&twice));
+    let strip = |mut v: Value| {
+        v["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("managedFields");
+        v
+    };
+    assert_eq!(strip(once), strip(twice));
+}
+
+#[test]
+fn a_changed_field_owned_by_another_manager_conflicts_unless_forced() {
+    let a = server_side_apply(
+        &skeleton(),
+        &deploy(2, "nginx"),
+        &schema(),
+        &writer("a"),
+        false,
+    )
+    .unwrap();
+    let err =
+        server_side_apply(&a, &deploy(3, "nginx"), &schema(), &writer("b"), false).unwrap_err();
+    assert_eq!(
+        err,
+        vec![Conflict {
+            owner: "\"a\"".into(),
+            field: ".spec.replicas".into()
+        }]
+    );
+    assert_eq!(
+        conflict_message(&err),
+        "Apply failed with 1 conflict: conflict with \"a\": .spec.replicas"
+    );
+    let forced = server_side_apply(&a, &deploy(3, "nginx"), &schema(), &writer("b"), true).unwrap();
+    assert_eq!(forced["spec"]["replicas"], 3);
+    let a_fields = &forced["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"];
+    assert!(
+        a_fields.get("f:replicas").is_none(),
+        "a lost .spec.replicas: {a_fields}"
+    );
+}
+
+#[test]
+fn same_value_is_shared_and_survives_one_manager_dropping_it() {
+    let a = server_side_apply(
+        &skeleton(),
+        &deploy(2, "nginx"),
+        &schema(),
+        &writer("a"),
+        false,
+    )
+    .unwrap();
+    let both = server_side_apply(&a, &deploy(2, "nginx"), &schema(), &writer("b"), false).unwrap();
+    assert_eq!(managers(&both).len(), 2);
+    let mut without_replicas = deploy(2, "nginx");
+    without_replicas["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("replicas");
+    let after =
+        server_side_apply(&both, &without_replicas, &schema(), &writer("a"), false).unwrap();
+    assert_eq!(after["spec"]["replicas"], 2, "b still owns it");
+    let gone =
+        server_side_apply(&after, &without_replicas, &schema(), &writer("b"), false).unwrap();
+    assert!(
+        gone["spec"].get("replicas").is_none(),
+        "nobody owns it any more"
+    );
+}
+
+#[test]
+fn dropped_list_items_are_removed_and_other_items_kept() {
+    let mut two = deploy(1, "nginx");
+    two["spec"]["template"]["spec"]["containers"] =
+        json!([{"name": "app", "image": "nginx"}, {"name": "log", "image": "busybox"}]);
+    let a = server_side_apply(&skeleton(), &two, &schema(), &writer("a"), false).unwrap();
+    let one = server_side_apply(&a, &deploy(1, "nginx"), &schema(), &writer("a"), false).unwrap();
+    assert_eq!(
+        one["spec"]["template"]["spec"]["containers"],
+        json!([{"name": "app", "image": "nginx"}])
+    );
+}
+
+#[test]
+fn multiple_conflicts_group_by_manager() {
+    let conflicts = vec![
+        Conflict {
+            owner: "\"m2\"".into(),
+            field: ".b".into(),
+        },
+        Conflict {
+            owner: "\"m1\"".into(),
+            field: ".a".into(),
+        },
+    ];
+    assert_eq!(
+        conflict_message(&conflicts),
+        "Apply failed with 2 conflicts: conflicts with \"m1\"\n- .a\nconflicts with \"m2\"\n- .b"
+    );
+    assert_eq!(
+        conflict_causes(&conflicts)[0].reason.as_deref(),
+        Some("FieldManagerConflict")
+    );
+}
+
+#[test]
+fn updates_take_changed_fields_from_appliers() {
+    let a = server_side_apply(
+        &skeleton(),
+        &deploy(2, "nginx"),
+        &schema(),
+        &writer("a"),
+        false,
+    )
+    .unwrap();
+    let mut scaled = a.clone();
+    scaled["spec"]["replicas"] = json!(5);
+    record_update(Some(&a), &mut scaled, &schema(), &writer("kubectl-scale"));
+    let entries = ownership(&scaled);
+    assert_eq!(entries.len(), 2);
+    assert_eq!(entries[1].manager.as_deref(), Some("kubectl-scale"));
+    assert_eq!(
+        entries[1].fields_v1.as_ref().unwrap().0,
+        json!({"f:spec": {"f:replicas": {}}})
+    );
+    let err = server_side_apply(&scaled, &deploy(2, "nginx"), &schema(), &writer("a"), false)
+        .unwrap_err();
+    assert_eq!(err[0].owner, "\"kubectl-scale\" using apps/v1");
+}

@@ -1,0 +1,306 @@
+//! The object store: every object by key, one resourceVersion counter, and a bounded event history
+//! that feeds watches. All writes go through [`State`] under one lock, so the resourceVersion
+//! sequence and the event order are the commit order.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+use crate::registry::{self, ResourceType};
+
+/// Where an object lives: group, plural resource, namespace ("" when cluster-scoped) and name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Key {
+    /// API group ("" for core).
+    pub group: String,
+    /// Plural resource name.
+    pub resource: String,
+    /// Namespace, "" for cluster-scoped objects.
+    pub namespace: String,
+    /// Object name.
+    pub name: String,
+}
+
+impl Key {
+    /// Key of an object of `rt` in `namespace` called `name`.
+    pub fn new(rt: &ResourceType, namespace: &str, name: &str) -> Self {
+        Self {
+            group: rt.group.clone(),
+            resource: rt.plural.clone(),
+            namespace: if rt.namespaced {
+                namespace.to_string()
+            } else {
+                String::new()
+            },
+            name: name.to_string(),
+        }
+    }
+}
+
+/// The type of a watch event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    /// An object was created.
+    Added,
+    /// An object was changed.
+    Modified,
+    /// An object was removed.
+    Deleted,
+}
+
+/// One committed change.
+#[derive(Debug, Clone)]
+pub struct Event {
+    /// What happened.
+    pub kind: EventType,
+    /// The resourceVersion of the change.
+    pub rv: u64,
+    /// Which object.
+    pub key: Key,
+    /// The object after the change (for deletions: its last state, at the deletion's version).
+    pub object: Value,
+    /// The object before the change, if it existed.
+    pub previous: Option<Value>,
+}
+
+/// The store's contents, reached through [`Store::lock`].
+pub struct State {
+    rv: u64,
+    /// Versions at or below this one have left the history (410 Gone for watches from them).
+    compacted: u64,
+    objects: BTreeMap<Key, Value>,
+    history: VecDeque<Arc<Event>>,
+    history_limit: usize,
+    custom_types: Vec<ResourceType>,
+    builtins: Vec<ResourceType>,
+    events: broadcast::Sender<Arc<Event>>,
+}
+
+/// The shared store.
+pub struct Store {
+    state: Mutex<State>,
+}
+
+impl Store {
+    /// An empty store keeping the last `history_limit` events.
+    pub fn new(history_limit: usize) -> Self {
+        let (events, _) = broadcast::channel(4096);
+        Self {
+            state: Mutex::new(State {
+                rv: 1,
+                compacted: 0,
+                objects: BTreeMap::new(),
+                history: VecDeque::new(),
+                history_limit: history_limit.max(1),
+                custom_types: Vec::new(),
+                builtins: registry::builtins(),
+                events,
+            }),
+        }
+    }
+
+    /// Locks the store. Keep the guard for the whole read-modify-write of one request.
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl State {
+    /// The latest resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.rv
+    }
+
+    /// Every served resource type: built-ins then CRD-served ones.
+    pub fn resource_types(&self) -> impl Iterator<Item = &ResourceType> {
+        self.builtins.iter().chain(self.custom_types.iter())
+    }
+
+    /// The served type at `group`/`version` with plural `resource`.
+    pub fn find_type(&self, group: &str, version: &str, resource: &str) -> Option<ResourceType> {
+        self.resource_types()
+            .find(|t| t.group == group && t.version == version && t.plural == resource)
+            .cloned()
+    }
+
+    /// The object at `key`.
+    pub fn get(&self, key: &Key) -> Option<&Value> {
+        self.objects.get(key)
+    }
+
+    /// Objects of one resource, in key order; `namespace: None` means all namespaces.
+    pub fn list(
+        &self,
+        group: &str,
+        resource: &str,
+        namespace: Option<&str>,
+    ) -> Vec<(&Key, &Value)> {
+        let start = Key {
+            group: group.to_string(),
+            resource: resource.to_string(),
+            namespace: namespace.unwrap_or_default().to_string(),
+            name: String::new(),
+        };
+        self.objects
+            .range(start..)
+            .take_while(|(k, _)| {
+                k.group == group
+                    && k.resource == resource
+                    && namespace.is_none_or(|ns| k.namespace == ns)
+            })
+            .collect()
+    }
+
+    /// Stores `object` at `key` with the next resourceVersion and records the event; returns the
+    /// stored object.
+    pub fn put(&mut self, key: Key, mut object: Value) -> Value {
+        self.rv += 1;
+        object["metadata"]["resourceVersion"] = Value::String(self.rv.to_string());
+        let previous = self.objects.insert(key.clone(), object.clone());
+        let kind = if previous.is_some() {
+            EventType::Modified
+        } else {
+            EventType::Added
+        };
+        self.record(kind, key, object.clone(), previous);
+        object
+    }
+
+    /// Removes the object at `key`, recording a deletion at a new resourceVersion.
+    pub fn remove(&mut self, key: &Key) -> Option<Value> {
+        let mut object = self.objects.remove(key)?;
+        self.rv += 1;
+        let previous = object.clone();
+        object["metadata"]["resourceVersion"] = Value::String(self.rv.to_string());
+        self.record(
+            EventType::Deleted,
+            key.clone(),
+            object.clone(),
+            Some(previous),
+        );
+        Some(object)
+    }
+
+    fn record(&mut self, kind: EventType, key: Key, object: Value, previous: Option<Value>) {
+        if key.group == "apiextensions.k8s.io" {
+            self.refresh_custom_types();
+        }
+        let event = Arc::new(Event {
+            kind,
+            rv: self.rv,
+            key,
+            object,
+            previous,
+        });
+        if self.history.len() == self.history_limit
+            && let Some(old) = self.history.pop_front()
+        {
+            self.compacted = old.rv;
+        }
+        self.history.push_back(event.clone());
+        // No receivers is fine: nobody is watching.
+        let _ = self.events.send(event);
+    }
+
+    /// Recomputes the CRD-served types; when a CRD goes, its objects go too.
+    fn refresh_custom_types(&mut self) {
+        let old = std::mem::take(&mut self.custom_types);
+        self.custom_types = self
+            .list("apiextensions.k8s.io", "customresourcedefinitions", None)
+            .into_iter()
+            .filter(|(_, crd)| crd["metadata"]["deletionTimestamp"].is_null())
+            .flat_map(|(_, crd)| registry::from_crd(crd))
+            .collect();
+        let gone: Vec<ResourceType> = old
+            .into_iter()
+            .filter(|t| {
+                !self
+                    .custom_types
+                    .iter()
+                    .any(|n| n.group == t.group && n.plural == t.plural)
+            })
+            .collect();
+        for t in gone {
+            let keys: Vec<Key> = self
+                .list(&t.group, &t.plural, None)
+                .into_iter()
+                .map(|(k, _)| k.clone())
+                .collect();
+            for k in keys {
+                self.remove(&k);
+            }
+        }
+    }
+
+    /// Subscribes to future events. Take it under the same lock as a snapshot to miss nothing.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
+        self.events.subscribe()
+    }
+
+    /// Retained events after `rv`, or `Err(oldest available)` when `rv` is too old.
+    pub fn events_since(&self, rv: u64) -> Result<Vec<Arc<Event>>, u64> {
+        if rv < self.compacted {
+            return Err(self.compacted + 1);
+        }
+        Ok(self.history.iter().filter(|e| e.rv > rv).cloned().collect())
+    }
+
+    /// Forgets the whole event history: every older resourceVersion now gets 410 Gone.
+    pub fn compact(&mut self) {
+        self.history.clear();
+        self.compacted = self.rv;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn key(name: &str) -> Key {
+        Key {
+            group: String::new(),
+            resource: "configmaps".into(),
+            namespace: "default".into(),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn writes_take_increasing_versions_and_history_is_bounded() {
+        let store = Store::new(2);
+        let mut s = store.lock();
+        let a = s.put(key("a"), json!({"metadata": {}}));
+        let b = s.put(key("b"), json!({"metadata": {}}));
+        assert_eq!(a["metadata"]["resourceVersion"], "2");
+        assert_eq!(b["metadata"]["resourceVersion"], "3");
+        s.remove(&key("a"));
+        assert_eq!(s.resource_version(), 4);
+        assert_eq!(s.events_since(2).map(|e| e.len()), Ok(2));
+        assert_eq!(s.events_since(1).map(|e| e.len()), Err(3));
+        assert_eq!(s.list("", "configmaps", Some("default")).len(), 1);
+    }
+
+    #[test]
+    fn crds_serve_kinds_and_take_their_objects_when_deleted() {
+        let store = Store::new(100);
+        let mut s = store.lock();
+        let crd_key = Key {
+            group: "apiextensions.k8s.io".into(),
+            resource: "customresourcedefinitions".into(),
+            namespace: String::new(),
+            name: "widgets.example.com".into(),
+        };
+        s.put(crd_key.clone(), json!({"metadata": {}, "spec": {"group": "example.com",
+            "names": {"kind": "Widget", "plural": "widgets"}, "versions": [{"name": "v1", "served": true}]}}));
+        let rt = s.find_type("example.com", "v1", "widgets").expect("served");
+        s.put(Key::new(&rt, "default", "w"), json!({"metadata": {}}));
+        s.remove(&crd_key);
+        assert!(s.find_type("example.com", "v1", "widgets").is_none());
+        assert!(s.list("example.com", "widgets", None).is_empty());
+    }
+}

@@ -1,0 +1,220 @@
+//! Real `kubectl` against the simulator: client-side apply, server-side apply with a conflict
+//! between two managers and `--force-conflicts`, `get -o json`, `delete`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+struct Kubectl {
+    kubeconfig: PathBuf,
+    dir: PathBuf,
+}
+
+impl Kubectl {
+    fn new(sim: &sim::Sim) -> Self {
+        let port = sim.url().rsplit(':').next().unwrap_or_default().to_string();
+        let dir = std::env::temp_dir().join(format!("krt-sim-kubectl-{port}"));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let kubeconfig = dir.join("kubeconfig");
+        sim.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+        Self { kubeconfig, dir }
+    }
+
+    fn file(&self, name: &str, yaml: &str) -> PathBuf {
+        let path = self.dir.join(name);
+        std::fs::write(&path, yaml).expect("manifest");
+        path
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(self.dir.join("cache"))
+            .args(args)
+            .output()
+            .expect("kubectl runs")
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        serde_json::from_str(&self.ok(args)).expect("kubectl printed JSON")
+    }
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+const APP: &str = "apiVersion: v1
+kind: Namespace
+metadata:
+  name: demo
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: demo
+data:
+  mode: fast
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: demo
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: app
+        image: nginx:1.25
+        ports:
+        - containerPort: 80
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_side_apply_get_and_delete() {
+    let sim = sim::Sim::start().await.expect("sim starts");
+    let k = Kubectl::new(&sim);
+    let manifest = k.file("app.yaml", APP);
+    let first = k.ok(&["apply", "--validate=false", "-f", path(&manifest)]);
+    assert_eq!(
+        first,
+        "namespace/demo created\nconfigmap/settings created\ndeployment.apps/web created\n"
+    );
+    let again = k.ok(&["apply", "--validate=false", "-f", path(&manifest)]);
+    assert_eq!(
+        again,
+        "namespace/demo unchanged\nconfigmap/settings unchanged\ndeployment.apps/web unchanged\n"
+    );
+
+    let changed = k.file(
+        "app2.yaml",
+        &APP.replace("mode: fast", "mode: safe")
+            .replace("replicas: 2", "replicas: 3"),
+    );
+    let out = k.ok(&["apply", "--validate=false", "-f", path(&changed)]);
+    assert!(out.contains("configmap/settings configured"), "{out}");
+    assert!(out.contains("deployment.apps/web configured"), "{out}");
+
+    let d = k.json(&["get", "deployment", "web", "-n", "demo", "-o", "json"]);
+    assert_eq!(d["spec"]["replicas"], 3);
+    assert_eq!(d["metadata"]["generation"], 2);
+    assert_eq!(d["spec"]["strategy"]["type"], "RollingUpdate");
+    assert_eq!(
+        d["spec"]["template"]["spec"]["containers"][0]["ports"][0]["protocol"],
+        "TCP"
+    );
+    assert_eq!(d["metadata"]["uid"].as_str().map(str::len), Some(36));
+    let cm = k.json(&["get", "configmap", "settings", "-n", "demo", "-o", "json"]);
+    assert_eq!(cm["data"]["mode"], "safe");
+
+    let deleted = k.ok(&["delete", "-f", path(&changed)]);
+    assert!(
+        deleted.contains("configmap \"settings\" deleted"),
+        "{deleted}"
+    );
+    assert!(deleted.contains("namespace \"demo\" deleted"), "{deleted}");
+    let missing = k.run(&["get", "configmap", "settings", "-n", "demo"]);
+    assert!(!missing.status.success());
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(stderr.contains("(NotFound)"), "{stderr}");
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_side_apply_conflicts_between_managers_and_force() {
+    let sim = sim::Sim::start().await.expect("sim starts");
+    let k = Kubectl::new(&sim);
+    let cm = |value: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n  namespace: default\ndata:\n  owner: {value}\n"
+        )
+    };
+    let alpha = k.file("alpha.yaml", &cm("alpha"));
+    let beta = k.file("beta.yaml", &cm("beta"));
+    let ssa = |manager: &str, file: &Path, force: bool| {
+        let mut args = vec![
+            "apply",
+            "--server-side",
+            "--validate=false",
+            "--field-manager",
+            manager,
+            "-f",
+            path(file),
+        ];
+        if force {
+            args.push("--force-conflicts");
+        }
+        k.run(&args)
+    };
+    let out = ssa("alpha", &alpha, false);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "configmap/shared serverside-applied\n"
+    );
+
+    let conflict = ssa("beta", &beta, false);
+    assert!(!conflict.status.success());
+    let stderr = String::from_utf8_lossy(&conflict.stderr);
+    assert!(
+        stderr.contains("Apply failed with 1 conflict: conflict with \"alpha\": .data.owner"),
+        "{stderr}"
+    );
+
+    let forced = ssa("beta", &beta, true);
+    assert!(
+        forced.status.success(),
+        "{}",
+        String::from_utf8_lossy(&forced.stderr)
+    );
+    let live = k.json(&[
+        "get",
+        "configmap",
+        "shared",
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]);
+    assert_eq!(live["data"]["owner"], "beta");
+    let owners_of_owner: Vec<&str> = live["metadata"]["managedFields"]
+        .as_array()
+        .expect("managedFields")
+        .iter()
+        .filter(|e| !e["fieldsV1"]["f:data"]["f:owner"].is_null())
+        .filter_map(|e| e["manager"].as_str())
+        .collect();
+    assert_eq!(
+        owners_of_owner,
+        vec!["beta"],
+        "forcing took .data.owner from alpha"
+    );
+
+    let rv = live["metadata"]["resourceVersion"].clone();
+    let again = ssa("beta", &beta, false);
+    assert!(again.status.success());
+    let after = k.json(&["get", "configmap", "shared", "-o", "json"]);
+    assert_eq!(
+        after["metadata"]["resourceVersion"], rv,
+        "re-applying is a no-op"
+    );
+    sim.shutdown().await;
+}

@@ -1,0 +1,180 @@
+//! The `krt` binary against a simulator.
+
+use crate::support::{Cluster, krt, workspace};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quickstart_applies_then_reports_unchanged() {
+    let cluster = Cluster::start().await;
+    let file = workspace().join("examples/quickstart.yaml");
+    let file = file.to_str().unwrap();
+
+    let first = krt(&cluster.kubeconfig, &["apply", "-f", file], None).await;
+    assert_eq!(
+        first.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        first.stdout, first.stderr
+    );
+    for id in [
+        "v1:Namespace:quickstart",
+        "v1:ConfigMap:quickstart:web-config",
+        "apps/v1:Deployment:quickstart:web",
+        "v1:Service:quickstart:web",
+    ] {
+        assert!(
+            first
+                .stdout
+                .lines()
+                .any(|l| l.contains("created") && l.ends_with(id)),
+            "{id} not reported created:\n{}",
+            first.stdout
+        );
+    }
+    assert!(
+        first
+            .stdout
+            .contains("Applied: 4 created, 0 updated, 0 unchanged, 0 failed."),
+        "{}",
+        first.stdout
+    );
+    let live = cluster
+        .get(
+            "apps/v1",
+            "Deployment",
+            "deployments",
+            Some("quickstart"),
+            "web",
+        )
+        .await
+        .expect("deployment exists");
+    assert_eq!(live["spec"]["replicas"], 2);
+    assert_eq!(
+        live["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.27"
+    );
+
+    let second = krt(&cluster.kubeconfig, &["apply", "-f", file], None).await;
+    assert_eq!(second.code, 0, "stderr:\n{}", second.stderr);
+    assert!(
+        second.stdout.contains("Nothing to change."),
+        "{}",
+        second.stdout
+    );
+    assert!(
+        second
+            .stdout
+            .contains("Applied: 0 created, 0 updated, 4 unchanged, 0 failed."),
+        "{}",
+        second.stdout
+    );
+    let again = cluster
+        .get(
+            "apps/v1",
+            "Deployment",
+            "deployments",
+            Some("quickstart"),
+            "web",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        again["metadata"]["resourceVersion"], live["metadata"]["resourceVersion"],
+        "an unchanged apply must not write"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_yaml_fails_clearly_and_writes_nothing() {
+    let cluster = Cluster::start().await;
+    let before = cluster
+        .names("v1", "ConfigMap", "configmaps", Some("default"))
+        .await;
+    let input = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fine}\n---\napiVersion: v1\nkind: [broken\n";
+    let run = krt(&cluster.kubeconfig, &["apply", "-f", "-"], Some(input)).await;
+    assert_eq!(
+        run.code, 1,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(
+        run.stderr.contains("error: '-' is not valid YAML"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("nothing was applied"), "{}", run.stderr);
+    assert_eq!(
+        cluster
+            .names("v1", "ConfigMap", "configmaps", Some("default"))
+            .await,
+        before
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_documents_are_all_listed_and_nothing_is_written() {
+    let cluster = Cluster::start().await;
+    let input = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok-one}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {}\n---\nkind: Secret\nmetadata: {name: s}\n";
+    let run = krt(&cluster.kubeconfig, &["apply", "-f", "-"], Some(input)).await;
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("document 2: missing metadata.name"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("document 3: missing apiVersion"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        cluster
+            .get("v1", "ConfigMap", "configmaps", Some("default"), "ok-one")
+            .await
+            .is_none()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_and_delete_through_the_cli() {
+    let cluster = Cluster::start().await;
+    let input = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cli-cm, namespace: default}\ndata: {k: v}\n";
+    let read_missing = krt(&cluster.kubeconfig, &["read", "-f", "-"], Some(input)).await;
+    assert_eq!(read_missing.code, 0, "{}", read_missing.stderr);
+    assert!(
+        read_missing.stdout.contains("# not found"),
+        "{}",
+        read_missing.stdout
+    );
+
+    let apply = krt(&cluster.kubeconfig, &["apply", "-f", "-"], Some(input)).await;
+    assert_eq!(apply.code, 0, "{}", apply.stderr);
+    let read = krt(&cluster.kubeconfig, &["read", "-f", "-"], Some(input)).await;
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    assert!(read.stdout.contains("k: v"), "{}", read.stdout);
+    assert!(
+        !read.stdout.contains("managedFields"),
+        "read output is normalized:\n{}",
+        read.stdout
+    );
+
+    let delete = krt(&cluster.kubeconfig, &["delete", "-f", "-"], Some(input)).await;
+    assert_eq!(delete.code, 0, "{}", delete.stderr);
+    assert!(
+        delete
+            .stdout
+            .contains("deleted    v1:ConfigMap:default:cli-cm"),
+        "{}",
+        delete.stdout
+    );
+    assert!(
+        cluster
+            .get("v1", "ConfigMap", "configmaps", Some("default"), "cli-cm")
+            .await
+            .is_none()
+    );
+    let again = krt(&cluster.kubeconfig, &["delete", "-f", "-"], Some(input)).await;
+    assert_eq!(
+        again.code, 0,
+        "deleting a missing object succeeds: {}",
+        again.stderr
+    );
+}

@@ -1,0 +1,6 @@
+//! End-to-end tests of krt across the wasm boundary, against `krt-sim`:
+//! the `krt` binary (`cli`) and the Rust `Runtime` API (`runtime_api`).
+
+mod cli;
+mod runtime_api;
+mod support;

@@ -1,0 +1,235 @@
+//! Shared helpers: a simulator per test, a kube client for checking the
+//! cluster independently of krt, a component runtime, and the `krt` binary.
+
+use host::model::Resource;
+use host::{ComponentRuntime, ComponentSource, EngineOptions, KubeCluster};
+use kube::api::{Api, DynamicObject};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::discovery::ApiResource;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A running simulator with a client and a kubeconfig file for it.
+pub struct Cluster {
+    pub sim: sim::Sim,
+    pub client: kube::Client,
+    pub kubeconfig: PathBuf,
+    _dir: TempDir,
+}
+
+/// A temporary directory removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!(
+            "krt-e2e-{tag}-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl Cluster {
+    pub async fn start() -> Cluster {
+        let sim = sim::Sim::start().await.expect("simulator starts");
+        let dir = TempDir::new("kubeconfig");
+        let kubeconfig = dir.0.join("kubeconfig");
+        sim.write_kubeconfig(&kubeconfig)
+            .expect("kubeconfig written");
+        let config = kube::Config::from_custom_kubeconfig(
+            Kubeconfig::from_yaml(&sim.kubeconfig_yaml()).unwrap(),
+            &KubeConfigOptions::default(),
+        )
+        .await
+        .unwrap();
+        let client = kube::Client::try_from(config).unwrap();
+        Cluster {
+            sim,
+            client,
+            kubeconfig,
+            _dir: dir,
+        }
+    }
+
+    /// A runtime over the built-in guest component.
+    pub async fn runtime(&self) -> ComponentRuntime {
+        let cluster = Arc::new(KubeCluster::new(self.client.clone(), "default"));
+        let options = EngineOptions {
+            cache_dir: Some(cache_dir()),
+            ..EngineOptions::default()
+        };
+        ComponentRuntime::new(&ComponentSource::Default, cluster, &options)
+            .await
+            .expect("component loads")
+    }
+
+    fn api(
+        &self,
+        api_version: &str,
+        kind: &str,
+        plural: &str,
+        ns: Option<&str>,
+    ) -> Api<DynamicObject> {
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        let ar = ApiResource {
+            group: group.into(),
+            version: version.into(),
+            api_version: api_version.into(),
+            kind: kind.into(),
+            plural: plural.into(),
+        };
+        match ns {
+            Some(ns) => Api::namespaced_with(self.client.clone(), ns, &ar),
+            None => Api::all_with(self.client.clone(), &ar),
+        }
+    }
+
+    /// The live object as JSON, read directly (not through krt).
+    pub async fn get(
+        &self,
+        api_version: &str,
+        kind: &str,
+        plural: &str,
+        ns: Option<&str>,
+        name: &str,
+    ) -> Option<Value> {
+        self.api(api_version, kind, plural, ns)
+            .get_opt(name)
+            .await
+            .expect("direct GET works")
+            .map(|o| serde_json::to_value(o).unwrap())
+    }
+
+    /// Names of the objects of a kind, read directly.
+    pub async fn names(
+        &self,
+        api_version: &str,
+        kind: &str,
+        plural: &str,
+        ns: Option<&str>,
+    ) -> Vec<String> {
+        let list = self
+            .api(api_version, kind, plural, ns)
+            .list(&Default::default())
+            .await
+            .expect("direct LIST works");
+        let mut names: Vec<String> = list
+            .items
+            .into_iter()
+            .filter_map(|o| o.metadata.name)
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+/// The compiled-component cache shared by the tests (inside the target dir).
+pub fn cache_dir() -> PathBuf {
+    target_dir().join("krt-test-cache")
+}
+
+fn target_dir() -> PathBuf {
+    // <target>/<profile>/deps/e2e-<hash>
+    let exe = std::env::current_exe().unwrap();
+    exe.parent()
+        .and_then(Path::parent)
+        .and_then(Path::parent)
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The `krt` binary built by this `cargo test` run (host's integration tests make cargo build it).
+pub fn krt_bin() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let bin = exe.parent().and_then(Path::parent).unwrap().join("krt");
+    assert!(
+        bin.exists(),
+        "{} is missing: run `cargo test --workspace` (it builds the krt binary)",
+        bin.display()
+    );
+    bin
+}
+
+/// The result of running `krt`.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `krt` with `args` against `kubeconfig`, with stdin from `input`.
+pub async fn krt(kubeconfig: &Path, args: &[&str], input: Option<&str>) -> Run {
+    let mut cmd = tokio::process::Command::new(krt_bin());
+    cmd.arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .current_dir(workspace())
+        .env("XDG_CACHE_HOME", cache_dir())
+        .env_remove("KUBECONFIG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("krt starts");
+    if let Some(text) = input {
+        use tokio::io::AsyncWriteExt;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .await
+            .unwrap();
+    }
+    drop(child.stdin.take());
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        child.wait_with_output(),
+    )
+    .await
+    .expect("krt finishes within 2 minutes")
+    .unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// A Kubernetes resource with its ID derived like `krt` does.
+pub fn resource(attributes: Value) -> Resource {
+    let api_version = attributes["apiVersion"].as_str().unwrap();
+    let kind = attributes["kind"].as_str().unwrap();
+    let name = attributes["metadata"]["name"].as_str().unwrap();
+    let id = match attributes["metadata"]["namespace"].as_str() {
+        Some(ns) => format!("{api_version}:{kind}:{ns}:{name}"),
+        None => format!("{api_version}:{kind}:{name}"),
+    };
+    Resource {
+        id,
+        type_: "Kubernetes".into(),
+        attributes,
+        depends_on: vec![],
+        extensions: json!({}),
+    }
+}
