@@ -194,11 +194,15 @@ impl KubeCluster {
         let req = request(ar, namespace)
             .delete(name, &params)
             .map_err(build_error)?;
+        // The server answers with a `Status` when the object is gone, or with the
+        // object: its final state when deleted at once (kinds that return the
+        // deleted object, such as custom resources), or with a deletionTimestamp
+        // while finalizers or a grace period keep it.
         let text = self.text(req).await?;
-        let is_status = serde_json::from_str::<Value>(&text)
-            .map(|v| v["kind"] == "Status")
+        let pending = serde_json::from_str::<Value>(&text)
+            .map(|v| v["kind"] != "Status" && !v["metadata"]["deletionTimestamp"].is_null())
             .unwrap_or(false);
-        Ok((!is_status).then_some(text))
+        Ok(pending.then_some(text))
     }
 
     /// LIST (one page when `limit` is set). Items get their `apiVersion` and

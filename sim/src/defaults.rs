@@ -58,10 +58,8 @@ fn pod_spec(spec: &mut Value) {
 }
 
 fn template(spec: &mut Value) {
-    if let Some(t) = spec.get_mut("template") {
-        if let Some(s) = t.get_mut("spec") {
-            pod_spec(s);
-        }
+    if let Some(s) = spec.get_mut("template").and_then(|t| t.get_mut("spec")) {
+        pod_spec(s);
     }
 }
 
@@ -171,11 +169,7 @@ pub fn apply(rt: &ResourceType, object: &mut Value, live: Option<&Value>) {
             let spec = object.get_mut("spec").expect("present");
             default(spec, "manualSelector", json!(false));
             default(spec, "selector", json!({"matchLabels": uid_label}));
-            if let Some(t) = spec.get_mut("template") {
-                if let Some(s) = t.get_mut("spec") {
-                    pod_spec(s);
-                }
-            }
+            template(spec);
         }
         "CronJob" => {
             default(spec, "concurrencyPolicy", json!("Allow"));

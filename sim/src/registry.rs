@@ -149,7 +149,6 @@ const BUILTINS: &[Builtin] = &[
     ),
 ];
 
-#[expect(clippy::too_many_arguments, reason = "a const table row constructor")]
 const fn b(
     group: &'static str,
     kind: &'static str,

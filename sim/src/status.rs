@@ -15,7 +15,7 @@ pub struct ApiError {
     /// Human-readable message, as kube-apiserver words it.
     pub message: String,
     /// `details` of the Status (name, group, kind, causes, retryAfterSeconds).
-    pub details: Option<StatusDetails>,
+    pub details: Option<Box<StatusDetails>>,
 }
 
 /// What an error is about: the `details` name/group/kind of a Status.
@@ -62,7 +62,7 @@ impl ApiError {
     /// 404 `<resource> "<name>" not found`.
     pub fn not_found(subject: &Subject<'_>) -> Self {
         Self {
-            details: Some(subject.details()),
+            details: Some(Box::new(subject.details())),
             ..Self::new(
                 404,
                 "NotFound",
@@ -78,7 +78,7 @@ impl ApiError {
     /// 409 `<resource> "<name>" already exists`.
     pub fn already_exists(subject: &Subject<'_>) -> Self {
         Self {
-            details: Some(subject.details()),
+            details: Some(Box::new(subject.details())),
             ..Self::new(
                 409,
                 "AlreadyExists",
@@ -94,7 +94,7 @@ impl ApiError {
     /// 409 Conflict for a stale resourceVersion (optimistic lock).
     pub fn stale(subject: &Subject<'_>) -> Self {
         Self {
-            details: Some(subject.details()),
+            details: Some(Box::new(subject.details())),
             ..Self::new(
                 409,
                 "Conflict",
@@ -114,7 +114,7 @@ impl ApiError {
             details.causes = Some(causes);
         }
         Self {
-            details: Some(details),
+            details: Some(Box::new(details)),
             ..Self::new(409, "Conflict", message)
         }
     }
@@ -145,7 +145,7 @@ impl ApiError {
         details.kind = Some(kind.to_string());
         details.causes = Some(causes);
         Self {
-            details: Some(details),
+            details: Some(Box::new(details)),
             ..Self::new(
                 422,
                 "Invalid",
@@ -170,7 +170,7 @@ impl ApiError {
             field: Some("metadata.namespace".into()),
         }]);
         Self {
-            details: Some(details),
+            details: Some(Box::new(details)),
             ..Self::new(
                 403,
                 "Forbidden",
@@ -215,7 +215,7 @@ impl ApiError {
     /// Attach `retryAfterSeconds` (also sent as a `Retry-After` header).
     pub fn with_retry_after(mut self, seconds: i32) -> Self {
         self.details
-            .get_or_insert_with(StatusDetails::default)
+            .get_or_insert_with(Box::default)
             .retry_after_seconds = Some(seconds);
         self
     }
@@ -224,7 +224,7 @@ impl ApiError {
     pub fn to_status(&self) -> Status {
         Status {
             code: Some(i32::from(self.code)),
-            details: self.details.clone(),
+            details: self.details.as_deref().cloned(),
             message: Some(self.message.clone()),
             reason: Some(self.reason.to_string()),
             status: Some("Failure".into()),

@@ -218,3 +218,52 @@ async fn server_side_apply_conflicts_between_managers_and_force() {
     );
     sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rollout_wait_diff_and_watch() {
+    let sim = sim::Sim::start().await.expect("sim starts");
+    let k = Kubectl::new(&sim);
+    let manifest = k.file("app.yaml", APP);
+    k.ok(&["apply", "--validate=false", "-f", path(&manifest)]);
+    let rollout = k.ok(&[
+        "rollout",
+        "status",
+        "deployment/web",
+        "-n",
+        "demo",
+        "--timeout=20s",
+    ]);
+    assert_eq!(rollout, "deployment \"web\" successfully rolled out\n");
+    let waited = k.ok(&[
+        "wait",
+        "--for=condition=Available",
+        "deployment/web",
+        "-n",
+        "demo",
+        "--timeout=20s",
+    ]);
+    assert_eq!(waited, "deployment.apps/web condition met\n");
+    let pods = k.json(&["get", "pods", "-n", "demo", "-l", "app=web", "-o", "json"]);
+    assert_eq!(pods["items"].as_array().map(Vec::len), Some(2));
+    assert_eq!(pods["items"][0]["status"]["phase"], "Running");
+
+    let changed = k.file("app3.yaml", &APP.replace("replicas: 2", "replicas: 3"));
+    let diff = k.run(&["diff", "-f", path(&changed)]);
+    assert_eq!(diff.status.code(), Some(1), "differences found");
+    let text = String::from_utf8_lossy(&diff.stdout);
+    assert!(
+        text.contains("-  replicas: 2") && text.contains("+  replicas: 3"),
+        "{text}"
+    );
+
+    let watched = k.ok(&[
+        "get",
+        "configmaps",
+        "-n",
+        "demo",
+        "--watch",
+        "--request-timeout=1s",
+    ]);
+    assert!(watched.contains("settings"), "{watched}");
+    sim.shutdown().await;
+}

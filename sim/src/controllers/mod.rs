@@ -3,6 +3,8 @@
 //! after each write.
 
 mod gc;
+mod infra;
+mod workloads;
 
 use std::sync::Arc;
 
@@ -15,6 +17,8 @@ pub async fn run(cluster: Arc<Cluster>) {
         {
             let mut state = cluster.store.lock();
             gc::reconcile(&mut state);
+            workloads::reconcile(&mut state);
+            infra::reconcile(&mut state);
         }
         tokio::select! {
             () = notified => tokio::time::sleep(cluster.controller_interval / 4).await,

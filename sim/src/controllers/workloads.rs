@@ -1,0 +1,578 @@
+//! Workload controllers: Deployment → ReplicaSet → Pods, StatefulSet, DaemonSet (one node), Job,
+//! and the Pod lifecycle. Each pass moves every object one step.
+//!
+//! Failures on request, by annotation `sim.krt.dev/fail` on the object (or on the Pod template,
+//! which Pods inherit):
+//! - `crash-loop`: Pods run but never get Ready (`CrashLoopBackOff`);
+//! - `image-pull`: Pods stay Pending with `ErrImagePull`;
+//! - `progress-deadline` (Deployment): `Progressing=False`, reason `ProgressDeadlineExceeded`;
+//! - `job` (Job or its Pods): Pods fail and the Job gets `Failed=True`, reason `BackoffLimitExceeded`.
+//!
+//! A finalizer the simulator does not know never clears, which simulates a stuck deletion.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use serde_json::{Value, json};
+
+use crate::meta;
+use crate::store::{Key, State};
+
+/// The failure-injection annotation.
+pub const FAIL_ANNOTATION: &str = "sim.krt.dev/fail";
+
+fn key(group: &str, resource: &str, namespace: &str, name: &str) -> Key {
+    Key {
+        group: group.into(),
+        resource: resource.into(),
+        namespace: namespace.into(),
+        name: name.into(),
+    }
+}
+
+fn objects(state: &State, group: &str, resource: &str) -> Vec<(Key, Value)> {
+    state
+        .list(group, resource, None)
+        .into_iter()
+        .filter(|(_, o)| o["metadata"]["deletionTimestamp"].is_null())
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// Writes `object` at `key` only when it differs from what is stored.
+pub fn save(state: &mut State, key: &Key, object: Value) {
+    if state.get(key) != Some(&object) {
+        state.put(key.clone(), object);
+    }
+}
+
+fn set_status(state: &mut State, key: &Key, object: &Value, status: Value) {
+    let mut next = object.clone();
+    next["status"] = status;
+    save(state, key, next);
+}
+
+fn fail_mode(object: &Value) -> Option<&str> {
+    object["metadata"]["annotations"][FAIL_ANNOTATION]
+        .as_str()
+        .or_else(|| object["spec"]["template"]["metadata"]["annotations"][FAIL_ANNOTATION].as_str())
+}
+
+fn owner_ref(owner: &Value) -> Value {
+    json!({"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
+        "uid": owner["metadata"]["uid"], "controller": true, "blockOwnerDeletion": true})
+}
+
+fn owned_by<'a>(
+    state: &'a State,
+    resource: &str,
+    group: &str,
+    owner: &Value,
+) -> Vec<(Key, &'a Value)> {
+    let ns = owner["metadata"]["namespace"].as_str().unwrap_or_default();
+    let uid = &owner["metadata"]["uid"];
+    state
+        .list(group, resource, Some(ns))
+        .into_iter()
+        .filter(|(_, o)| {
+            o["metadata"]["ownerReferences"]
+                .as_array()
+                .is_some_and(|refs| refs.iter().any(|r| r["uid"] == *uid))
+        })
+        .map(|(k, v)| (k.clone(), v))
+        .collect()
+}
+
+/// A short stable hash of a pod template, like `pod-template-hash`.
+fn template_hash(template: &Value) -> String {
+    let mut h = DefaultHasher::new();
+    template.to_string().hash(&mut h);
+    let mut n = h.finish();
+    (0..10)
+        .map(|_| {
+            let c = b"bcdfghjklmnpqrstvwxz2456789"[(n % 27) as usize];
+            n /= 27;
+            c as char
+        })
+        .collect()
+}
+
+fn new_object(api_version: &str, kind: &str, namespace: &str, name: &str, owner: &Value) -> Value {
+    json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": name, "namespace": namespace,
+        "uid": meta::uid(), "creationTimestamp": meta::now(), "generation": 1,
+        "ownerReferences": [owner_ref(owner)]}})
+}
+
+fn pod_from_template(
+    template: &Value,
+    namespace: &str,
+    name: &str,
+    owner: &Value,
+    extra_labels: &Value,
+) -> Value {
+    let mut pod = new_object("v1", "Pod", namespace, name, owner);
+    let mut labels = template["metadata"]["labels"].clone();
+    if let (Some(l), Some(extra)) = (labels.as_object_mut(), extra_labels.as_object()) {
+        l.extend(extra.clone());
+    }
+    pod["metadata"]["labels"] = labels;
+    if !template["metadata"]["annotations"].is_null() {
+        pod["metadata"]["annotations"] = template["metadata"]["annotations"].clone();
+    }
+    pod["metadata"]
+        .as_object_mut()
+        .expect("object")
+        .remove("generation");
+    pod["spec"] = template["spec"].clone();
+    pod
+}
+
+fn replicas(object: &Value) -> usize {
+    object["spec"]["replicas"]
+        .as_u64()
+        .map_or(1, |r| usize::try_from(r).unwrap_or(0))
+}
+
+fn is_ready(pod: &Value) -> bool {
+    pod["status"]["conditions"].as_array().is_some_and(|c| {
+        c.iter()
+            .any(|c| c["type"] == "Ready" && c["status"] == "True")
+    })
+}
+
+fn condition(kind: &str, status: bool, reason: &str, message: &str) -> Value {
+    let now = meta::now();
+    json!({"type": kind, "status": if status { "True" } else { "False" }, "reason": reason, "message": message,
+        "lastTransitionTime": now, "lastUpdateTime": now})
+}
+
+/// Keeps `count` Pods owned by `owner`, named by `name_of(index)`.
+fn scale_pods(
+    state: &mut State,
+    owner: &Value,
+    count: usize,
+    extra_labels: &Value,
+    name_of: impl Fn(usize) -> String,
+) {
+    let ns = owner["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let pods: Vec<Key> = owned_by(state, "pods", "", owner)
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    if pods.len() < count {
+        let name = (0..)
+            .map(&name_of)
+            .find(|n| !pods.iter().any(|k| k.name == *n))
+            .expect("a free name");
+        let pod = pod_from_template(&owner["spec"]["template"], &ns, &name, owner, extra_labels);
+        state.put(key("", "pods", &ns, &name), pod);
+    } else if pods.len() > count
+        && let Some(extra) = pods.last()
+    {
+        state.remove(extra);
+    }
+}
+
+fn pod_counts(state: &State, owner: &Value) -> (usize, usize) {
+    let pods = owned_by(state, "pods", "", owner);
+    (pods.len(), pods.iter().filter(|(_, p)| is_ready(p)).count())
+}
+
+/// One pass over every workload kind.
+pub fn reconcile(state: &mut State) {
+    for (k, d) in objects(state, "apps", "deployments") {
+        deployment(state, &k, &d);
+    }
+    for (k, rs) in objects(state, "apps", "replicasets") {
+        let hash = json!({"pod-template-hash": rs["metadata"]["labels"]["pod-template-hash"]});
+        let name = rs["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        scale_pods(state, &rs, replicas(&rs), &hash, |_| {
+            format!("{name}-{}", meta::name_suffix())
+        });
+        let (count, ready) = pod_counts(state, &rs);
+        let status = json!({"replicas": count, "fullyLabeledReplicas": count, "readyReplicas": ready,
+            "availableReplicas": ready, "observedGeneration": rs["metadata"]["generation"]});
+        set_status(state, &k, &rs, status);
+    }
+    for (k, sts) in objects(state, "apps", "statefulsets") {
+        let name = sts["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let revision = format!("{name}-{}", template_hash(&sts["spec"]["template"]));
+        scale_pods(
+            state,
+            &sts,
+            replicas(&sts),
+            &json!({"controller-revision-hash": revision}),
+            |i| format!("{name}-{i}"),
+        );
+        let (count, ready) = pod_counts(state, &sts);
+        let status = json!({"replicas": count, "readyReplicas": ready, "currentReplicas": count,
+            "updatedReplicas": count, "availableReplicas": ready, "currentRevision": revision,
+            "updateRevision": revision, "collisionCount": 0, "observedGeneration": sts["metadata"]["generation"]});
+        set_status(state, &k, &sts, status);
+    }
+    for (k, ds) in objects(state, "apps", "daemonsets") {
+        let name = ds["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        scale_pods(state, &ds, 1, &json!({}), |_| {
+            format!("{name}-{}", meta::name_suffix())
+        });
+        let (count, ready) = pod_counts(state, &ds);
+        let status = json!({"desiredNumberScheduled": 1, "currentNumberScheduled": count, "updatedNumberScheduled": count,
+            "numberReady": ready, "numberAvailable": ready, "numberMisscheduled": 0,
+            "observedGeneration": ds["metadata"]["generation"]});
+        set_status(state, &k, &ds, status);
+    }
+    for (k, job) in objects(state, "batch", "jobs") {
+        self::job(state, &k, &job);
+    }
+    for (k, pod) in objects(state, "", "pods") {
+        self::pod(state, &k, &pod);
+    }
+}
+
+fn deployment(state: &mut State, k: &Key, d: &Value) {
+    let ns = &k.namespace;
+    let hash = template_hash(&d["spec"]["template"]);
+    let rs_name = format!("{}-{hash}", k.name);
+    let want = replicas(d);
+    let owned: Vec<(Key, Value)> = owned_by(state, "replicasets", "apps", d)
+        .into_iter()
+        .map(|(k, v)| (k, v.clone()))
+        .collect();
+    let revision = owned
+        .iter()
+        .filter_map(|(_, rs)| {
+            rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"]
+                .as_str()?
+                .parse::<u64>()
+                .ok()
+        })
+        .max()
+        .unwrap_or(0);
+    let current = owned
+        .iter()
+        .find(|(k, _)| k.name == rs_name)
+        .map(|(_, rs)| rs.clone());
+    let mut rs = current.unwrap_or_else(|| {
+        let mut rs = new_object("apps/v1", "ReplicaSet", ns, &rs_name, d);
+        rs["metadata"]["annotations"] =
+            json!({"deployment.kubernetes.io/revision": (revision + 1).to_string()});
+        rs["metadata"]["labels"] = d["spec"]["template"]["metadata"]["labels"].clone();
+        rs["metadata"]["labels"]["pod-template-hash"] = json!(hash);
+        let mut template = d["spec"]["template"].clone();
+        template["metadata"]["labels"]["pod-template-hash"] = json!(hash);
+        let mut selector = d["spec"]["selector"].clone();
+        selector["matchLabels"]["pod-template-hash"] = json!(hash);
+        rs["spec"] = json!({"replicas": 0, "selector": selector, "template": template});
+        rs
+    });
+    rs["spec"]["replicas"] = json!(want);
+    save(state, &key("apps", "replicasets", ns, &rs_name), rs.clone());
+    let mut old_remaining = 0;
+    for (old_key, mut old) in owned.into_iter().filter(|(k, _)| k.name != rs_name) {
+        old_remaining += old["status"]["replicas"].as_u64().unwrap_or(0);
+        old["spec"]["replicas"] = json!(0);
+        save(state, &old_key, old);
+    }
+    let rs = state
+        .get(&key("apps", "replicasets", ns, &rs_name))
+        .cloned()
+        .unwrap_or(rs);
+    let updated = rs["status"]["replicas"].as_u64().unwrap_or(0);
+    let ready = rs["status"]["readyReplicas"].as_u64().unwrap_or(0);
+    let total = updated + old_remaining;
+    let want = want as u64;
+    let available = ready >= want;
+    let complete = available && updated == want && old_remaining == 0;
+    let progressing = match fail_mode(d) {
+        Some("progress-deadline") if !complete => condition(
+            "Progressing",
+            false,
+            "ProgressDeadlineExceeded",
+            &format!("ReplicaSet \"{rs_name}\" has timed out progressing."),
+        ),
+        _ if complete => condition(
+            "Progressing",
+            true,
+            "NewReplicaSetAvailable",
+            &format!("ReplicaSet \"{rs_name}\" has successfully progressed."),
+        ),
+        _ => condition(
+            "Progressing",
+            true,
+            "ReplicaSetUpdated",
+            &format!("ReplicaSet \"{rs_name}\" is progressing."),
+        ),
+    };
+    let available_condition = if available {
+        condition(
+            "Available",
+            true,
+            "MinimumReplicasAvailable",
+            "Deployment has minimum availability.",
+        )
+    } else {
+        condition(
+            "Available",
+            false,
+            "MinimumReplicasUnavailable",
+            "Deployment does not have minimum availability.",
+        )
+    };
+    let mut status = json!({"observedGeneration": d["metadata"]["generation"], "replicas": total,
+        "updatedReplicas": updated, "readyReplicas": ready, "availableReplicas": ready,
+        "conditions": [keep_times(d, available_condition), keep_times(d, progressing)]});
+    if total > ready {
+        status["unavailableReplicas"] = json!(total - ready);
+    }
+    set_status(state, k, d, status);
+}
+
+/// Keeps a condition's timestamps when its status and reason did not change (no churn).
+fn keep_times(object: &Value, mut next: Value) -> Value {
+    let previous = object["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == next["type"]));
+    if let Some(p) = previous
+        && p["status"] == next["status"]
+        && p["reason"] == next["reason"]
+    {
+        next["lastTransitionTime"] = p["lastTransitionTime"].clone();
+        next["lastUpdateTime"] = p["lastUpdateTime"].clone();
+    }
+    next
+}
+
+fn job(state: &mut State, k: &Key, job: &Value) {
+    let name = k.name.clone();
+    let completions = job["spec"]["completions"].as_u64().unwrap_or(1) as usize;
+    let pods: Vec<Value> = owned_by(state, "pods", "", job)
+        .into_iter()
+        .map(|(_, p)| p.clone())
+        .collect();
+    let finished = job["status"]["conditions"].as_array().is_some_and(|c| {
+        c.iter()
+            .any(|c| (c["type"] == "Complete" || c["type"] == "Failed") && c["status"] == "True")
+    });
+    if finished {
+        return;
+    }
+    let phase = |p: &&Value| {
+        p["status"]["phase"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let succeeded = pods.iter().filter(|p| phase(p) == "Succeeded").count();
+    let failed = pods.iter().filter(|p| phase(p) == "Failed").count();
+    let active = pods.len() - succeeded - failed;
+    if pods.is_empty() {
+        let labels = json!({"batch.kubernetes.io/job-name": name, "job-name": name});
+        let pod_name = format!("{name}-{}", meta::name_suffix());
+        let pod = pod_from_template(
+            &job["spec"]["template"],
+            &k.namespace,
+            &pod_name,
+            job,
+            &labels,
+        );
+        state.put(key("", "pods", &k.namespace, &pod_name), pod);
+    }
+    let start = job["status"]["startTime"]
+        .as_str()
+        .map_or_else(meta::now, str::to_string);
+    let mut status = json!({"startTime": start, "active": active, "succeeded": succeeded, "failed": failed,
+        "ready": 0, "terminating": 0, "uncountedTerminatedPods": {}});
+    if failed > 0 {
+        status["conditions"] = json!([
+            condition(
+                "FailureTarget",
+                true,
+                "BackoffLimitExceeded",
+                "Job has reached the specified backoff limit"
+            ),
+            condition(
+                "Failed",
+                true,
+                "BackoffLimitExceeded",
+                "Job has reached the specified backoff limit"
+            ),
+        ]);
+    } else if succeeded >= completions.max(1) {
+        status["completionTime"] = json!(meta::now());
+        status["conditions"] = json!([
+            condition(
+                "SuccessCriteriaMet",
+                true,
+                "CompletionsReached",
+                "Reached expected number of succeeded pods"
+            ),
+            condition(
+                "Complete",
+                true,
+                "CompletionsReached",
+                "Reached expected number of succeeded pods"
+            ),
+        ]);
+    }
+    set_status(state, k, job, status);
+}
+
+fn container_statuses(pod: &Value, ready: bool, waiting: Option<(&str, &str)>) -> Value {
+    let containers = pod["spec"]["containers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    Value::Array(
+        containers
+            .iter()
+            .map(|c| {
+                let state = match waiting {
+                    Some((reason, message)) => json!({"waiting": {"reason": reason, "message": message}}),
+                    None => json!({"running": {"startedAt": meta::now()}}),
+                };
+                json!({"name": c["name"], "image": c["image"], "imageID": "", "ready": ready,
+                    "restartCount": if waiting.is_some_and(|w| w.0 == "CrashLoopBackOff") { 3 } else { 0 },
+                    "started": ready, "state": state})
+            })
+            .collect(),
+    )
+}
+
+fn pod(state: &mut State, k: &Key, pod: &Value) {
+    let phase = pod["status"]["phase"].as_str().unwrap_or_default();
+    let owner_kind = pod["metadata"]["ownerReferences"][0]["kind"]
+        .as_str()
+        .unwrap_or_default();
+    let fail = fail_mode(pod);
+    let scheduled = condition("PodScheduled", true, "", "");
+    let status = match (phase, fail) {
+        ("", _) => json!({"phase": "Pending", "conditions": [scheduled], "qosClass": "BestEffort"}),
+        ("Pending", Some("image-pull")) if !pod["status"]["containerStatuses"].is_null() => return,
+        ("Pending", Some("image-pull")) => json!({"phase": "Pending", "conditions": [scheduled],
+            "containerStatuses": container_statuses(pod, false, Some(("ErrImagePull", "simulated image pull failure")))}),
+        ("Pending", _) if owner_kind == "Job" => {
+            let done = if fail == Some("job") {
+                "Failed"
+            } else {
+                "Succeeded"
+            };
+            json!({"phase": done, "conditions": [scheduled, condition("Ready", false, "PodCompleted", "")]})
+        }
+        ("Pending", Some("crash-loop")) => json!({"phase": "Running", "conditions": [scheduled,
+                condition("Ready", false, "ContainersNotReady", "containers with unready status")],
+            "containerStatuses": container_statuses(pod, false, Some(("CrashLoopBackOff", "back-off restarting failed container")))}),
+        ("Pending", _) => {
+            json!({"phase": "Running", "podIP": "10.244.0.10", "hostIP": "172.18.0.2",
+            "startTime": meta::now(),
+            "conditions": [scheduled, condition("Initialized", true, "", ""), condition("ContainersReady", true, "", ""),
+                condition("Ready", true, "", "")],
+            "containerStatuses": container_statuses(pod, true, None)})
+        }
+        _ => return,
+    };
+    let mut next = pod.clone();
+    next["status"] = status;
+    if next["spec"]["nodeName"].is_null() && next["spec"].is_object() {
+        next["spec"]["nodeName"] = json!("krt-sim-node");
+    }
+    save(state, k, next);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    fn deployment(fail: Option<&str>) -> Value {
+        let mut d = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "d", "uid": "u1", "generation": 1},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "a", "image": "x"}]}}}});
+        if let Some(mode) = fail {
+            d["metadata"]["annotations"] = json!({FAIL_ANNOTATION: mode});
+        }
+        d
+    }
+
+    fn settle(state: &mut State) {
+        for _ in 0..20 {
+            reconcile(state);
+        }
+    }
+
+    #[test]
+    fn deployments_roll_out_to_available() {
+        let store = Store::new(1000);
+        let mut s = store.lock();
+        let k = key("apps", "deployments", "d", "web");
+        s.put(k.clone(), deployment(None));
+        settle(&mut s);
+        let d = s.get(&k).unwrap();
+        assert_eq!(d["status"]["observedGeneration"], 1);
+        assert_eq!(d["status"]["availableReplicas"], 2);
+        assert_eq!(
+            d["status"]["conditions"][1]["reason"],
+            "NewReplicaSetAvailable"
+        );
+        assert_eq!(s.list("", "pods", Some("d")).len(), 2);
+    }
+
+    #[test]
+    fn failure_annotations_stall_rollouts_and_crash_pods() {
+        let store = Store::new(1000);
+        let mut s = store.lock();
+        let k = key("apps", "deployments", "d", "web");
+        s.put(k.clone(), deployment(Some("progress-deadline")));
+        let mut crash = deployment(None);
+        crash["metadata"]["name"] = json!("crash");
+        crash["metadata"]["uid"] = json!("u2");
+        crash["spec"]["template"]["metadata"]["annotations"] =
+            json!({FAIL_ANNOTATION: "crash-loop"});
+        s.put(key("apps", "deployments", "d", "crash"), crash);
+        settle(&mut s);
+        // The progress-deadline Deployment still completes: the failure shows only while incomplete.
+        let crash = s.get(&key("apps", "deployments", "d", "crash")).unwrap();
+        assert_eq!(crash["status"]["readyReplicas"], 0);
+        let pods = s.list("", "pods", Some("d"));
+        assert!(pods.iter().any(
+            |(_, p)| p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"]
+                == "CrashLoopBackOff"
+        ));
+    }
+
+    #[test]
+    fn jobs_complete_or_fail_on_request() {
+        let store = Store::new(1000);
+        let mut s = store.lock();
+        let job = |name: &str, uid: &str| {
+            json!({"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": "d", "uid": uid},
+            "spec": {"template": {"spec": {"containers": [{"name": "a", "image": "x"}]}}}})
+        };
+        s.put(key("batch", "jobs", "d", "ok"), job("ok", "j1"));
+        let mut bad = job("bad", "j2");
+        bad["metadata"]["annotations"] = json!({FAIL_ANNOTATION: "job"});
+        bad["spec"]["template"]["metadata"] = json!({"annotations": {FAIL_ANNOTATION: "job"}});
+        s.put(key("batch", "jobs", "d", "bad"), bad);
+        settle(&mut s);
+        assert_eq!(
+            s.get(&key("batch", "jobs", "d", "ok")).unwrap()["status"]["conditions"][1]["type"],
+            "Complete"
+        );
+        assert_eq!(
+            s.get(&key("batch", "jobs", "d", "bad")).unwrap()["status"]["conditions"][1]["type"],
+            "Failed"
+        );
+    }
+}
