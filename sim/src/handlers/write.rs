@@ -245,29 +245,6 @@ pub fn update(
     Ok(json(StatusCode::OK, &stored))
 }
 
-/// Removes `$`-directives from a strategic merge patch.
-///
-/// Stop-gap until `guest::smp` lands: strategic merge is applied as a JSON merge patch with its
-/// directives dropped, so list merges by key are not honoured yet.
-fn without_directives(patch: &Value) -> Value {
-    match patch {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter(|(k, _)| !k.starts_with('$'))
-                .map(|(k, v)| (k.clone(), without_directives(v)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .filter(|i| i.get("$patch").is_none())
-                .map(without_directives)
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
 /// PATCH with any of the four patch types.
 pub fn patch(
     cluster: &Cluster,
@@ -296,7 +273,14 @@ pub fn patch(
         }
         "application/strategic-merge-patch+json" if !target.rt.custom => {
             let patch = parse_body(body)?;
-            guest::json_merge::apply(&mut object, &without_directives(&patch));
+            match guest::smp::schema_for(&target.rt.api_version(), &target.rt.kind) {
+                Some(schema) => {
+                    object = guest::smp::apply(&object, &patch, schema).map_err(|e| {
+                        ApiError::bad_request(format!("error applying strategic merge patch: {e}"))
+                    })?;
+                }
+                None => guest::json_merge::apply(&mut object, &patch),
+            }
         }
         "application/json-patch+json" => {
             let ops: json_patch::Patch = serde_json::from_slice(body)
