@@ -63,10 +63,11 @@ pub async fn preview(
                 diff,
             }
         };
-        if entry.action == Some(Action::Create) && resource.attributes["kind"] == "Namespace" {
-            if let Some(name) = resource.attributes["metadata"]["name"].as_str() {
-                new_namespaces.insert(name.to_string());
-            }
+        if entry.action == Some(Action::Create)
+            && resource.attributes["kind"] == "Namespace"
+            && let Some(name) = resource.attributes["metadata"]["name"].as_str()
+        {
+            new_namespaces.insert(name.to_string());
         }
         planned.push(entry);
     }

@@ -35,7 +35,7 @@ pub async fn open(global: &GlobalArgs, files: &FileArgs, printer: &Printer) -> O
         printer.note("nothing was applied");
         return None;
     }
-    resources.sort_by_key(|r| kind_rank(r));
+    resources.sort_by_key(kind_rank);
     let options = ConnectOptions {
         choice: match global.cluster {
             ClusterArg::Auto => ClusterChoice::Auto,

@@ -53,19 +53,41 @@ async fn quickstart_applies_then_reports_unchanged() {
     );
 
     let config_before = cluster
-        .get("v1", "ConfigMap", "configmaps", Some("quickstart"), "web-config")
+        .get(
+            "v1",
+            "ConfigMap",
+            "configmaps",
+            Some("quickstart"),
+            "web-config",
+        )
         .await
         .expect("configmap exists");
 
     let second = krt(&cluster.kubeconfig, &["apply", "-f", file], None).await;
     assert_eq!(second.code, 0, "stderr:\n{}", second.stderr);
-    assert!(second.stdout.contains("Nothing to change."), "{}", second.stdout);
-    assert!(second.stdout.contains("Applied: 0 created, 0 updated, 4 unchanged, 0 failed."), "{}", second.stdout);
+    assert!(
+        second.stdout.contains("Nothing to change."),
+        "{}",
+        second.stdout
+    );
+    assert!(
+        second
+            .stdout
+            .contains("Applied: 0 created, 0 updated, 4 unchanged, 0 failed."),
+        "{}",
+        second.stdout
+    );
     // Controllers keep writing the Deployment's status, so compare what only a
     // write of ours would change: the ConfigMap's resourceVersion and the
     // Deployment's generation.
     let config_after = cluster
-        .get("v1", "ConfigMap", "configmaps", Some("quickstart"), "web-config")
+        .get(
+            "v1",
+            "ConfigMap",
+            "configmaps",
+            Some("quickstart"),
+            "web-config",
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -73,10 +95,19 @@ async fn quickstart_applies_then_reports_unchanged() {
         "an unchanged apply must not write"
     );
     let again = cluster
-        .get("apps/v1", "Deployment", "deployments", Some("quickstart"), "web")
+        .get(
+            "apps/v1",
+            "Deployment",
+            "deployments",
+            Some("quickstart"),
+            "web",
+        )
         .await
         .unwrap();
-    assert_eq!(again["metadata"]["generation"], live["metadata"]["generation"]);
+    assert_eq!(
+        again["metadata"]["generation"],
+        live["metadata"]["generation"]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

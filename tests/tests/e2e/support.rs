@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 /// A running simulator with a client and a kubeconfig file for it.
 pub struct Cluster {
-    pub sim: sim::Sim,
+    _sim: sim::Sim,
     pub client: kube::Client,
     pub kubeconfig: PathBuf,
     _dir: TempDir,
@@ -57,7 +57,7 @@ impl Cluster {
         .unwrap();
         let client = kube::Client::try_from(config).unwrap();
         Cluster {
-            sim,
+            _sim: sim,
             client,
             kubeconfig,
             _dir: dir,
