@@ -31,6 +31,8 @@ pub struct ConnectOptions {
     pub context: Option<String>,
     /// Overrides the context's namespace (`-n`).
     pub namespace: Option<String>,
+    /// Where the embedded simulator keeps its objects between runs; `None` keeps nothing.
+    pub sim_state: Option<PathBuf>,
 }
 
 /// A connected cluster.
@@ -112,7 +114,11 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connected, Error> {
 }
 
 async fn start_sim(options: &ConnectOptions) -> Result<Connected, Error> {
-    let sim = sim::Sim::start()
+    let config = sim::SimConfig {
+        state_file: options.sim_state.clone(),
+        ..sim::SimConfig::default()
+    };
+    let sim = sim::Sim::start_with(config)
         .await
         .map_err(|e| Error::Cluster(format!("cannot start the embedded cluster: {e}")))?;
     let kubeconfig = Kubeconfig::from_yaml(&sim.kubeconfig_yaml())
@@ -126,7 +132,18 @@ async fn start_sim(options: &ConnectOptions) -> Result<Connected, Error> {
         .namespace
         .clone()
         .unwrap_or_else(|| "default".into());
-    let description = format!("the embedded cluster krt-sim at {}", sim.url());
+    let why = match options.choice {
+        ClusterChoice::Sim => "--cluster sim",
+        _ => "no kubeconfig found",
+    };
+    let kept = match &options.sim_state {
+        Some(path) => format!(", state kept in {}", path.display()),
+        None => String::new(),
+    };
+    let description = format!(
+        "the embedded cluster krt-sim at {} ({why}{kept})",
+        sim.url()
+    );
     Ok(Connected {
         cluster: Arc::new(KubeCluster::new(client, namespace)),
         sim: Some(sim),

@@ -20,6 +20,7 @@ mod faults;
 mod handlers;
 mod lifecycle;
 mod meta;
+mod persist;
 mod registry;
 mod selectors;
 mod ssa;
@@ -29,7 +30,7 @@ mod validation;
 mod watch;
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,6 +46,9 @@ use store::{Key, Store};
 /// Errors starting the simulator.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
+    /// The state file could not be loaded.
+    #[error("{0}")]
+    State(String),
     /// The listen address could not be bound.
     #[error("failed to listen on {address}")]
     Bind {
@@ -65,6 +69,9 @@ pub struct SimConfig {
     pub controller_interval: Duration,
     /// How many events the watch history keeps before old resourceVersions get 410 Gone.
     pub history_limit: usize,
+    /// A file the objects are loaded from at start and saved to when the simulator stops
+    /// (`krt`'s embedded cluster keeps its state this way); `None` keeps nothing.
+    pub state_file: Option<PathBuf>,
 }
 
 impl Default for SimConfig {
@@ -74,6 +81,7 @@ impl Default for SimConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             controller_interval: Duration::from_millis(20),
             history_limit: 10_000,
+            state_file: None,
         }
     }
 }
@@ -81,6 +89,7 @@ impl Default for SimConfig {
 /// A running simulator. Dropping it (or calling [`Sim::shutdown`]) stops it.
 pub struct Sim {
     url: String,
+    state_file: Option<PathBuf>,
     cluster: Arc<Cluster>,
     stop: Option<oneshot::Sender<()>>,
     server: Option<JoinHandle<()>>,
@@ -119,7 +128,15 @@ impl Sim {
             address: address.to_string(),
             changed: Notify::new(),
         });
-        seed(&cluster);
+        let restored = match &config.state_file {
+            Some(path) => {
+                persist::load(&mut cluster.store.lock(), path).map_err(SimError::State)?
+            }
+            None => false,
+        };
+        if !restored {
+            seed(&cluster);
+        }
         let (stop, stopped) = oneshot::channel::<()>();
         let app = handlers::router(cluster.clone());
         let server = tokio::spawn(async move {
@@ -133,6 +150,7 @@ impl Sim {
         let controllers = tokio::spawn(controllers::run(cluster.clone()));
         Ok(Sim {
             url: format!("http://{address}"),
+            state_file: config.state_file,
             cluster,
             stop: Some(stop),
             server: Some(server),
@@ -197,6 +215,17 @@ users:
         self.cluster.store.lock().compact();
     }
 
+    /// Writes the objects to the configured state file, if any.
+    ///
+    /// # Errors
+    /// When the file cannot be written.
+    pub fn save(&self) -> std::io::Result<()> {
+        match &self.state_file {
+            Some(path) => persist::save(&self.cluster.store.lock(), path),
+            None => Ok(()),
+        }
+    }
+
     /// Stops the server and controllers and waits for the server to finish.
     pub async fn shutdown(mut self) {
         self.controllers.abort();
@@ -212,6 +241,9 @@ users:
 
 impl Drop for Sim {
     fn drop(&mut self) {
+        if let Err(e) = self.save() {
+            tracing::error!(error = %e, "krt-sim could not save its state");
+        }
         self.controllers.abort();
         self.cluster.faults.close_watches();
         if let Some(stop) = self.stop.take() {

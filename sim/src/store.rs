@@ -11,7 +11,9 @@ use tokio::sync::broadcast;
 use crate::registry::{self, ResourceType};
 
 /// Where an object lives: group, plural resource, namespace ("" when cluster-scoped) and name.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Key {
     /// API group ("" for core).
     pub group: String,
@@ -247,6 +249,35 @@ impl State {
             return Err(self.compacted + 1);
         }
         Ok(self.history.iter().filter(|e| e.rv > rv).cloned().collect())
+    }
+
+    /// Every object with its key, and the latest resourceVersion (what a snapshot keeps).
+    pub fn snapshot(&self) -> (u64, Vec<(Key, Value)>) {
+        let objects = self
+            .objects
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        (self.rv, objects)
+    }
+
+    /// Replaces the contents with a snapshot, without events (nobody watched them happen).
+    pub fn restore(&mut self, rv: u64, objects: Vec<(Key, Value)>) {
+        self.objects = objects.into_iter().collect();
+        self.rv = rv.max(self.rv);
+        self.history.clear();
+        self.compacted = self.rv;
+        self.custom_types = self
+            .list("apiextensions.k8s.io", "customresourcedefinitions", None)
+            .into_iter()
+            .filter(|(_, crd)| crd["metadata"]["deletionTimestamp"].is_null())
+            .flat_map(|(_, crd)| registry::from_crd(crd))
+            .collect();
+    }
+
+    /// Whether the store holds no object at all.
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
     }
 
     /// Forgets the whole event history: every older resourceVersion now gets 410 Gone.

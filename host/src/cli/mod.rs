@@ -55,6 +55,9 @@ pub struct GlobalArgs {
     /// (auto), always the simulator (sim), or always a kubeconfig (kubeconfig).
     #[arg(long, global = true, value_enum, default_value_t = ClusterArg::Auto)]
     pub cluster: ClusterArg,
+    /// Where the embedded cluster keeps its objects between runs.
+    #[arg(long, global = true, default_value = ".krt/sim-state.json")]
+    pub sim_state: PathBuf,
     /// A runtime component to use instead of the built-in guest.
     #[arg(long, global = true)]
     pub component: Option<PathBuf>,

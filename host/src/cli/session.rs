@@ -45,6 +45,7 @@ pub async fn open(global: &GlobalArgs, files: &FileArgs, printer: &Printer) -> O
         kubeconfig: global.kubeconfig.clone(),
         context: global.context.clone(),
         namespace: global.namespace.clone(),
+        sim_state: Some(global.sim_state.clone()),
     };
     let connected = match connect(&options).await {
         Ok(c) => c,

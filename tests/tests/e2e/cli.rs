@@ -1,6 +1,6 @@
 //! The `krt` binary against a simulator.
 
-use crate::support::{Cluster, krt, workspace};
+use crate::support::{Cluster, TempDir, krt, krt_in, workspace};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quickstart_applies_then_reports_unchanged() {
@@ -204,5 +204,40 @@ async fn read_and_delete_through_the_cli() {
         again.code, 0,
         "deleting a missing object succeeds: {}",
         again.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_embedded_cluster_remembers_earlier_runs() {
+    let dir = TempDir::new("embedded");
+    let file = workspace().join("examples/quickstart.yaml");
+    let args = ["--cluster", "sim", "apply", "-f", file.to_str().unwrap()];
+
+    let first = krt_in(&dir.0, &args, None).await;
+    assert_eq!(
+        first.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        first.stdout, first.stderr
+    );
+    assert!(
+        first.stderr.contains("using the embedded cluster krt-sim"),
+        "{}",
+        first.stderr
+    );
+    assert!(
+        first.stdout.contains("Applied: 4 created"),
+        "{}",
+        first.stdout
+    );
+    assert!(dir.0.join(".krt/sim-state.json").exists());
+
+    let second = krt_in(&dir.0, &args, None).await;
+    assert_eq!(second.code, 0, "stderr:\n{}", second.stderr);
+    assert!(
+        second
+            .stdout
+            .contains("Applied: 0 created, 0 updated, 4 unchanged, 0 failed."),
+        "{}",
+        second.stdout
     );
 }

@@ -172,11 +172,16 @@ pub struct Run {
 
 /// Runs `krt` with `args` against `kubeconfig`, with stdin from `input`.
 pub async fn krt(kubeconfig: &Path, args: &[&str], input: Option<&str>) -> Run {
+    let mut full = vec!["--kubeconfig", kubeconfig.to_str().unwrap()];
+    full.extend_from_slice(args);
+    krt_in(&workspace(), &full, input).await
+}
+
+/// Runs `krt` with `args` in directory `dir`, with no kubeconfig in the environment.
+pub async fn krt_in(dir: &Path, args: &[&str], input: Option<&str>) -> Run {
     let mut cmd = tokio::process::Command::new(krt_bin());
-    cmd.arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .current_dir(workspace())
+    cmd.args(args)
+        .current_dir(dir)
         .env("XDG_CACHE_HOME", cache_dir())
         .env_remove("KUBECONFIG")
         .stdin(std::process::Stdio::piped())
