@@ -18,6 +18,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::RwLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// One raw watch event: its type and the object as JSON text.
@@ -30,9 +31,16 @@ pub type EventStream = Pin<Box<dyn Stream<Item = Result<RawEvent, ApiError>> + S
 pub struct KubeCluster {
     client: kube::Client,
     default_namespace: String,
-    request_timeout: Duration,
+    call_deadline: Duration,
     kinds: RwLock<HashMap<(String, String), ApiResource>>,
+    discovery_fetches: AtomicU64,
+    retries: AtomicU64,
 }
+
+/// How many times one call is retried at most (429, and 5xx or transport errors on reads).
+const MAX_RETRIES: u32 = 5;
+/// The longest single wait between retries, whatever `Retry-After` says.
+const MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
 
 impl KubeCluster {
     /// Wraps a client; `default_namespace` is the kubeconfig context's namespace.
@@ -40,9 +48,27 @@ impl KubeCluster {
         KubeCluster {
             client,
             default_namespace: default_namespace.into(),
-            request_timeout: Duration::from_secs(30),
+            call_deadline: Duration::from_secs(30),
             kinds: RwLock::new(HashMap::new()),
+            discovery_fetches: AtomicU64::new(0),
+            retries: AtomicU64::new(0),
         }
+    }
+
+    /// Sets the overall deadline of one call, retries included (default 30 s).
+    pub fn with_call_deadline(mut self, deadline: Duration) -> Self {
+        self.call_deadline = deadline;
+        self
+    }
+
+    /// How many discovery requests this cluster has made (one per kind not yet cached).
+    pub fn discovery_fetches(&self) -> u64 {
+        self.discovery_fetches.load(Ordering::Relaxed)
+    }
+
+    /// How many requests were retried after 429, 5xx or transport errors.
+    pub fn retries(&self) -> u64 {
+        self.retries.load(Ordering::Relaxed)
     }
 
     /// The namespace of the kubeconfig context (`default` when it names none).
@@ -67,8 +93,11 @@ impl KubeCluster {
             None => ("", api_version),
         };
         let gvk = GroupVersionKind::gvk(group, version, kind);
+        self.discovery_fetches.fetch_add(1, Ordering::Relaxed);
         let discovered = self
-            .bounded(kube::discovery::oneshot::pinned_kind(&self.client, &gvk))
+            .retrying(true, || {
+                kube::discovery::oneshot::pinned_kind(&self.client, &gvk)
+            })
             .await;
         let (ar, caps) = match discovered {
             Ok(found) => found,
@@ -272,7 +301,10 @@ impl KubeCluster {
             .watch(&params, version)
             .map_err(build_error)?;
         let stream = self
-            .bounded(self.client.request_events::<DynamicObject>(req))
+            .retrying(true, || {
+                self.client
+                    .request_events::<DynamicObject>(copy_request(&req))
+            })
             .await?;
         Ok(Box::pin(stream.map(
             |event: Result<WatchEvent<DynamicObject>, kube::Error>| match event {
@@ -282,16 +314,53 @@ impl KubeCluster {
         )))
     }
 
+    /// Sends `req`; reads (GET, LIST) are retried on 5xx and transport errors,
+    /// every verb on 429, each within the call deadline.
     async fn text(&self, req: http::Request<Vec<u8>>) -> Result<String, ApiError> {
-        self.bounded(self.client.request_text(req)).await
+        let idempotent = req.method() == http::Method::GET;
+        self.retrying(idempotent, || self.client.request_text(copy_request(&req)))
+            .await
     }
 
-    async fn bounded<T>(
-        &self,
-        fut: impl Future<Output = Result<T, kube::Error>>,
-    ) -> Result<T, ApiError> {
-        match tokio::time::timeout(self.request_timeout, fut).await {
-            Ok(result) => result.map_err(kube_error),
+    /// Runs `call` until it succeeds, fails for good, or the deadline passes.
+    /// `Retry-After` (header or `details.retryAfterSeconds`) is honoured. kube-rs's
+    /// own retry layer is switched off by [`connect`](crate::connect) so the two
+    /// never stack.
+    async fn retrying<T, F, Fut>(&self, idempotent: bool, call: F) -> Result<T, ApiError>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<T, kube::Error>>,
+    {
+        let attempts = async {
+            let mut attempt = 0;
+            loop {
+                let err = match call().await {
+                    Ok(value) => return Ok(value),
+                    Err(err) => kube_error(err),
+                };
+                let retry = match (err.source, err.code) {
+                    (_, 429) => true,
+                    (ErrorSource::Transport, _) => idempotent,
+                    (_, 500 | 502 | 503 | 504) => idempotent,
+                    _ => false,
+                };
+                if !retry || attempt >= MAX_RETRIES {
+                    return Err(err);
+                }
+                attempt += 1;
+                self.retries.fetch_add(1, Ordering::Relaxed);
+                let backoff = Duration::from_millis(100 << attempt.min(6));
+                let wait = err
+                    .retry_after_seconds
+                    .map(|s| Duration::from_secs(s.into()))
+                    .unwrap_or(backoff)
+                    .min(MAX_RETRY_WAIT);
+                tracing::debug!(code = err.code, reason = %err.reason, ?wait, attempt, "retrying");
+                tokio::time::sleep(wait).await;
+            }
+        };
+        match tokio::time::timeout(self.call_deadline, attempts).await {
+            Ok(result) => result,
             Err(_) => Err(ApiError {
                 source: ErrorSource::Timeout,
                 ..ApiError::api(
@@ -299,12 +368,21 @@ impl KubeCluster {
                     "Timeout",
                     format!(
                         "no answer from the API server within {:?}",
-                        self.request_timeout
+                        self.call_deadline
                     ),
                 )
             }),
         }
     }
+}
+
+/// A copy of a request (bodies are small JSON documents), for retries.
+fn copy_request(req: &http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
+    let mut copy = http::Request::new(req.body().clone());
+    *copy.method_mut() = req.method().clone();
+    *copy.uri_mut() = req.uri().clone();
+    *copy.headers_mut() = req.headers().clone();
+    copy
 }
 
 fn api_version(ar: &ApiResource) -> String {

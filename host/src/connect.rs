@@ -103,6 +103,10 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connected, Error> {
         .namespace
         .clone()
         .unwrap_or_else(|| config.default_namespace.clone());
+    let mut config = config;
+    // KubeCluster retries with Retry-After inside one deadline; kube-rs's own
+    // retry layer would stack on top of it.
+    config.default_retry = false;
     let url = config.cluster_url.to_string();
     let client = kube::Client::try_from(config)
         .map_err(|e| Error::Cluster(format!("cannot build a client for {url}: {e}")))?;
@@ -123,9 +127,11 @@ async fn start_sim(options: &ConnectOptions) -> Result<Connected, Error> {
         .map_err(|e| Error::Cluster(format!("cannot start the embedded cluster: {e}")))?;
     let kubeconfig = Kubeconfig::from_yaml(&sim.kubeconfig_yaml())
         .map_err(|e| Error::Cluster(format!("embedded cluster kubeconfig: {e}")))?;
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-        .await
-        .map_err(|e| Error::Cluster(format!("embedded cluster kubeconfig: {e}")))?;
+    let mut config =
+        kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            .await
+            .map_err(|e| Error::Cluster(format!("embedded cluster kubeconfig: {e}")))?;
+    config.default_retry = false;
     let client = kube::Client::try_from(config)
         .map_err(|e| Error::Cluster(format!("embedded cluster client: {e}")))?;
     let namespace = options

@@ -15,6 +15,7 @@ mod error;
 mod events;
 mod imports;
 pub mod manifest;
+mod native;
 mod runtime;
 mod state;
 
@@ -24,5 +25,6 @@ pub use engine::{ComponentSource, DEFAULT_COMPONENT, EngineOptions, build_engine
 pub use error::Error;
 pub use events::{EventSink, TracingSink};
 pub use guest::model;
+pub use native::NativeRuntime;
 pub use runtime::{ComponentRuntime, Runtime};
 pub use state::Limits;

@@ -275,11 +275,6 @@ impl State {
             .collect();
     }
 
-    /// Whether the store holds no object at all.
-    pub fn is_empty(&self) -> bool {
-        self.objects.is_empty()
-    }
-
     /// Forgets the whole event history: every older resourceVersion now gets 410 Gone.
     pub fn compact(&mut self) {
         self.history.clear();

@@ -2,5 +2,6 @@
 //! the `krt` binary (`cli`) and the Rust `Runtime` API (`runtime_api`).
 
 mod cli;
+mod conformance;
 mod runtime_api;
 mod support;

@@ -2,7 +2,7 @@
 //! cluster independently of krt, a component runtime, and the `krt` binary.
 
 use host::model::Resource;
-use host::{ComponentRuntime, ComponentSource, EngineOptions, KubeCluster};
+use host::{ComponentRuntime, ComponentSource, EngineOptions, KubeCluster, NativeRuntime};
 use kube::api::{Api, DynamicObject};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::discovery::ApiResource;
@@ -66,7 +66,12 @@ impl Cluster {
 
     /// A runtime over the built-in guest component.
     pub async fn runtime(&self) -> ComponentRuntime {
-        let cluster = Arc::new(KubeCluster::new(self.client.clone(), "default"));
+        self.runtime_in(Arc::new(KubeCluster::new(self.client.clone(), "default")))
+            .await
+    }
+
+    /// A runtime over the built-in guest component reaching `cluster`.
+    pub async fn runtime_in(&self, cluster: Arc<KubeCluster>) -> ComponentRuntime {
         let options = EngineOptions {
             cache_dir: Some(cache_dir()),
             ..EngineOptions::default()
@@ -74,6 +79,28 @@ impl Cluster {
         ComponentRuntime::new(&ComponentSource::Default, cluster, &options)
             .await
             .expect("component loads")
+    }
+
+    /// The same logic run natively, reaching `cluster`.
+    pub fn native_in(&self, cluster: Arc<KubeCluster>) -> NativeRuntime {
+        NativeRuntime::new(cluster)
+    }
+
+    /// A cluster handle whose context namespace is `namespace`.
+    pub fn kube_cluster(&self, namespace: &str) -> Arc<KubeCluster> {
+        Arc::new(KubeCluster::new(self.client.clone(), namespace))
+    }
+
+    /// Creates a namespace directly.
+    pub async fn create_namespace(&self, name: &str) {
+        let api = self.api("v1", "Namespace", "namespaces", None);
+        let ns: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}
+        }))
+        .unwrap();
+        api.create(&Default::default(), &ns)
+            .await
+            .expect("namespace created");
     }
 
     fn api(
