@@ -35,10 +35,14 @@ pub struct KubeCluster {
     kinds: RwLock<HashMap<(String, String), ApiResource>>,
     discovery_fetches: AtomicU64,
     retries: AtomicU64,
+    server: Option<String>,
 }
 
 /// How many times one call is retried at most (429, and 5xx or transport errors on reads).
 const MAX_RETRIES: u32 = 5;
+/// How many times a read is retried after a transport error (refused, reset):
+/// a server that is down stays down, so fail fast.
+const MAX_TRANSPORT_RETRIES: u32 = 2;
 /// The longest single wait between retries, whatever `Retry-After` says.
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
 
@@ -52,7 +56,14 @@ impl KubeCluster {
             kinds: RwLock::new(HashMap::new()),
             discovery_fetches: AtomicU64::new(0),
             retries: AtomicU64::new(0),
+            server: None,
         }
+    }
+
+    /// Names the server in transport errors (`connect` sets it from the kubeconfig).
+    pub fn with_server(mut self, url: impl Into<String>) -> Self {
+        self.server = Some(url.into());
+        self
     }
 
     /// Sets the overall deadline of one call, retries included (default 30 s).
@@ -322,6 +333,14 @@ impl KubeCluster {
             .await
     }
 
+    /// Adds the server's URL to a transport error.
+    fn name_server(&self, mut err: ApiError) -> ApiError {
+        if let (ErrorSource::Transport, Some(url)) = (err.source, &self.server) {
+            err.message = format!("cannot reach the API server at {url}: {}", err.message);
+        }
+        err
+    }
+
     /// Runs `call` until it succeeds, fails for good, or the deadline passes.
     /// `Retry-After` (header or `details.retryAfterSeconds`) is honoured. kube-rs's
     /// own retry layer is switched off by [`connect`](crate::connect) so the two
@@ -338,14 +357,14 @@ impl KubeCluster {
                     Ok(value) => return Ok(value),
                     Err(err) => kube_error(err),
                 };
-                let retry = match (err.source, err.code) {
-                    (_, 429) => true,
-                    (ErrorSource::Transport, _) => idempotent,
-                    (_, 500 | 502 | 503 | 504) => idempotent,
-                    _ => false,
+                let limit = match (err.source, err.code) {
+                    (_, 429) => MAX_RETRIES,
+                    (ErrorSource::Transport, _) if idempotent => MAX_TRANSPORT_RETRIES,
+                    (_, 500 | 502 | 503 | 504) if idempotent => MAX_RETRIES,
+                    _ => 0,
                 };
-                if !retry || attempt >= MAX_RETRIES {
-                    return Err(err);
+                if attempt >= limit {
+                    return Err(self.name_server(err));
                 }
                 attempt += 1;
                 self.retries.fetch_add(1, Ordering::Relaxed);

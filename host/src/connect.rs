@@ -111,7 +111,7 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connected, Error> {
     let client = kube::Client::try_from(config)
         .map_err(|e| Error::Cluster(format!("cannot build a client for {url}: {e}")))?;
     Ok(Connected {
-        cluster: Arc::new(KubeCluster::new(client, namespace)),
+        cluster: Arc::new(KubeCluster::new(client, namespace).with_server(url.clone())),
         sim: None,
         description: format!("cluster {url} (from {source})"),
     })

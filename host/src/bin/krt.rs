@@ -8,7 +8,8 @@ use tracing_subscriber::EnvFilter;
 async fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
-            EnvFilter::try_from_env("KRT_LOG").unwrap_or_else(|_| EnvFilter::new("warn")),
+            EnvFilter::try_from_env("KRT_LOG")
+                .unwrap_or_else(|_| EnvFilter::new("warn,kube_client::client::builder=off")),
         )
         .with_writer(std::io::stderr)
         .init();

@@ -3,5 +3,6 @@
 
 mod cli;
 mod conformance;
+mod kubeconfig;
 mod runtime_api;
 mod support;

@@ -64,6 +64,11 @@ impl Cluster {
         }
     }
 
+    /// The simulator's base URL.
+    pub fn url(&self) -> &str {
+        self._sim.url()
+    }
+
     /// A runtime over the built-in guest component.
     pub async fn runtime(&self) -> ComponentRuntime {
         self.runtime_in(Arc::new(KubeCluster::new(self.client.clone(), "default")))
@@ -206,11 +211,19 @@ pub async fn krt(kubeconfig: &Path, args: &[&str], input: Option<&str>) -> Run {
 
 /// Runs `krt` with `args` in directory `dir`, with no kubeconfig in the environment.
 pub async fn krt_in(dir: &Path, args: &[&str], input: Option<&str>) -> Run {
+    krt_env(dir, args, &[], input).await
+}
+
+/// Runs `krt` with `args` in `dir` with extra environment variables `env`
+/// (`KUBECONFIG` and `HOME` are cleared unless given).
+pub async fn krt_env(dir: &Path, args: &[&str], env: &[(&str, &str)], input: Option<&str>) -> Run {
     let mut cmd = tokio::process::Command::new(krt_bin());
     cmd.args(args)
         .current_dir(dir)
         .env("XDG_CACHE_HOME", cache_dir())
         .env_remove("KUBECONFIG")
+        .env("HOME", dir)
+        .envs(env.iter().copied())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());

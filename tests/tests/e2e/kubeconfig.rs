@@ -1,0 +1,177 @@
+//! Cluster selection as kubectl does it, through the `krt` binary:
+//! `KUBECONFIG` with several files merged, `--context`, `-n`, the context's
+//! namespace, and clear errors for broken files.
+
+use crate::support::{Cluster, TempDir, krt_env};
+
+const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kc-test}\ndata: {k: v}\n";
+
+/// A kubeconfig with clusters `sim` (the simulator) and `dead` (nothing listens),
+/// and contexts `good` (namespace `team-a`) and `bad`.
+fn two_contexts(sim_url: &str, current: &str) -> String {
+    format!(
+        "apiVersion: v1
+kind: Config
+clusters:
+- name: sim
+  cluster: {{server: {sim_url}}}
+- name: dead
+  cluster: {{server: 'http://127.0.0.1:9'}}
+contexts:
+- name: good
+  context: {{cluster: sim, user: me, namespace: team-a}}
+- name: bad
+  context: {{cluster: dead, user: me}}
+current-context: {current}
+users:
+- name: me
+  user: {{}}
+"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_switch_and_the_contexts_namespace() {
+    let cluster = Cluster::start().await;
+    cluster.create_namespace("team-a").await;
+    let dir = TempDir::new("contexts");
+    let file = dir.0.join("config");
+    std::fs::write(&file, two_contexts(cluster.url(), "bad")).unwrap();
+    let path = file.to_str().unwrap();
+
+    let unreachable = krt_env(
+        &dir.0,
+        &["apply", "-f", "-"],
+        &[("KUBECONFIG", path)],
+        Some(CM),
+    )
+    .await;
+    assert_eq!(unreachable.code, 1, "{}", unreachable.stdout);
+    assert!(
+        unreachable.stderr.contains("127.0.0.1:9"),
+        "names the server:\n{}",
+        unreachable.stderr
+    );
+
+    let good = krt_env(
+        &dir.0,
+        &["--context", "good", "apply", "-f", "-"],
+        &[("KUBECONFIG", path)],
+        Some(CM),
+    )
+    .await;
+    assert_eq!(good.code, 0, "{}\n{}", good.stdout, good.stderr);
+    assert!(
+        cluster
+            .get("v1", "ConfigMap", "configmaps", Some("team-a"), "kc-test")
+            .await
+            .is_some()
+    );
+    assert!(
+        cluster
+            .get("v1", "ConfigMap", "configmaps", Some("default"), "kc-test")
+            .await
+            .is_none()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespace_flag_overrides_the_context() {
+    let cluster = Cluster::start().await;
+    cluster.create_namespace("team-a").await;
+    cluster.create_namespace("team-b").await;
+    let dir = TempDir::new("nsflag");
+    let file = dir.0.join("config");
+    std::fs::write(&file, two_contexts(cluster.url(), "good")).unwrap();
+    let run = krt_env(
+        &dir.0,
+        &[
+            "--kubeconfig",
+            file.to_str().unwrap(),
+            "-n",
+            "team-b",
+            "apply",
+            "-f",
+            "-",
+        ],
+        &[],
+        Some(CM),
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        cluster
+            .get("v1", "ConfigMap", "configmaps", Some("team-b"), "kc-test")
+            .await
+            .is_some()
+    );
+    assert!(
+        cluster
+            .get("v1", "ConfigMap", "configmaps", Some("team-a"), "kc-test")
+            .await
+            .is_none()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_kubeconfig_files_are_merged() {
+    let cluster = Cluster::start().await;
+    let dir = TempDir::new("merged");
+    let clusters = dir.0.join("clusters");
+    let contexts = dir.0.join("contexts");
+    std::fs::write(
+        &clusters,
+        format!("apiVersion: v1\nkind: Config\nclusters:\n- name: sim\n  cluster: {{server: {}}}\nusers:\n- name: me\n  user: {{}}\n", cluster.url()),
+    )
+    .unwrap();
+    std::fs::write(
+        &contexts,
+        "apiVersion: v1\nkind: Config\ncontexts:\n- name: merged\n  context: {cluster: sim, user: me}\ncurrent-context: merged\n",
+    )
+    .unwrap();
+    let joined = format!("{}:{}", contexts.display(), clusters.display());
+    let run = krt_env(
+        &dir.0,
+        &["apply", "-f", "-"],
+        &[("KUBECONFIG", &joined)],
+        Some(CM),
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("using cluster"), "{}", run.stderr);
+    assert!(
+        cluster
+            .get("v1", "ConfigMap", "configmaps", Some("default"), "kc-test")
+            .await
+            .is_some()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_kubeconfig_is_named_and_nothing_else_happens() {
+    let dir = TempDir::new("broken");
+    let file = dir.0.join("config");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: Config\nclusters: [this is: not valid\n",
+    )
+    .unwrap();
+    let run = krt_env(
+        &dir.0,
+        &["apply", "-f", "-"],
+        &[("KUBECONFIG", file.to_str().unwrap())],
+        Some(CM),
+    )
+    .await;
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains(file.to_str().unwrap()),
+        "names the file:\n{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("embedded cluster"),
+        "never falls back to the simulator:\n{}",
+        run.stderr
+    );
+}
