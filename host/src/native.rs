@@ -15,6 +15,7 @@ use guest::model::{
 };
 use serde_json::Value;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::runtime::Handle;
 
@@ -46,17 +47,25 @@ impl NativeRuntime {
             .or_else(|| Some(self.cluster.default_namespace().to_string()))
     }
 
-    /// Runs `f` on a blocking thread with a cluster and host bound to this runtime.
+    /// Runs `f` on a blocking thread with a cluster and host bound to this
+    /// runtime. Dropping the returned future cancels the work: every later
+    /// cluster call, watch wait and sleep of `f` returns at once.
     async fn run<T: Send + 'static>(
         &self,
         f: impl FnOnce(&NativeCluster, &NativeHost) -> T + Send + 'static,
     ) -> Result<T, Status> {
         let cluster = self.cluster.clone();
         let events = self.events.clone();
+        let canceled = Arc::new(AtomicBool::new(false));
+        let _cancel_on_drop = CancelOnDrop(canceled.clone());
         tokio::task::spawn_blocking(move || {
             let handle = Handle::current();
-            let cluster = NativeCluster { cluster, handle };
-            f(&cluster, &NativeHost { events })
+            let cluster = NativeCluster {
+                cluster,
+                handle,
+                canceled: canceled.clone(),
+            };
+            f(&cluster, &NativeHost { events, canceled })
         })
         .await
         .map_err(|e| {
@@ -136,10 +145,44 @@ impl Runtime for NativeRuntime {
     }
 }
 
+/// Sets the flag when the future running the native logic is dropped.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// How often a waiting native call looks at the cancellation flag.
+const CANCEL_POLL: Duration = Duration::from_millis(50);
+
 /// [`Cluster`] over [`KubeCluster`], blocking on its async calls.
 struct NativeCluster {
     cluster: Arc<KubeCluster>,
     handle: Handle,
+    canceled: Arc<AtomicBool>,
+}
+
+impl NativeCluster {
+    /// Blocks on `fut`; once the caller is gone, stops the logic instead.
+    fn block<T>(&self, fut: impl Future<Output = Result<T, ApiError>>) -> Result<T, ApiError> {
+        stop_if_canceled(&self.canceled);
+        self.handle.block_on(fut)
+    }
+}
+
+/// The payload that unwinds a canceled native call.
+struct Canceled;
+
+/// Unwinds the blocking thread when its caller dropped the call's future: the
+/// logic stops at its next cluster call, watch wait or sleep, and nothing
+/// observes the (discarded) result. `resume_unwind` skips the panic hook, so
+/// nothing is printed.
+fn stop_if_canceled(canceled: &AtomicBool) {
+    if canceled.load(Ordering::Relaxed) {
+        std::panic::resume_unwind(Box::new(Canceled));
+    }
 }
 
 fn parse(text: String) -> Result<Value, ApiError> {
@@ -156,8 +199,7 @@ impl Cluster for NativeCluster {
     type Watch = NativeWatch;
 
     fn resolve(&self, api_version: &str, kind: &str) -> Result<ApiResource, ApiError> {
-        self.handle
-            .block_on(self.cluster.resolve(api_version, kind))
+        self.block(self.cluster.resolve(api_version, kind))
     }
 
     fn get(
@@ -166,9 +208,7 @@ impl Cluster for NativeCluster {
         namespace: Option<&str>,
         name: &str,
     ) -> Result<Option<Value>, ApiError> {
-        let found = self
-            .handle
-            .block_on(self.cluster.get(resource, namespace, name))?;
+        let found = self.block(self.cluster.get(resource, namespace, name))?;
         found.map(parse).transpose()
     }
 
@@ -180,10 +220,7 @@ impl Cluster for NativeCluster {
         options: &CreateOptions,
     ) -> Result<Value, ApiError> {
         let body = object.to_string();
-        parse(
-            self.handle
-                .block_on(self.cluster.create(resource, namespace, &body, options))?,
-        )
+        parse(self.block(self.cluster.create(resource, namespace, &body, options))?)
     }
 
     fn patch(
@@ -197,7 +234,7 @@ impl Cluster for NativeCluster {
     ) -> Result<Value, ApiError> {
         let body = body.to_string();
         parse(
-            self.handle.block_on(
+            self.block(
                 self.cluster
                     .patch(resource, namespace, name, patch_type, &body, options),
             )?,
@@ -211,9 +248,7 @@ impl Cluster for NativeCluster {
         name: &str,
         options: &DeleteOptions,
     ) -> Result<Option<Value>, ApiError> {
-        let left = self
-            .handle
-            .block_on(self.cluster.delete(resource, namespace, name, options))?;
+        let left = self.block(self.cluster.delete(resource, namespace, name, options))?;
         left.map(parse).transpose()
     }
 
@@ -223,9 +258,8 @@ impl Cluster for NativeCluster {
         namespace: Option<&str>,
         options: &ListOptions,
     ) -> Result<ObjectList, ApiError> {
-        let (items, resource_version, continue_token) = self
-            .handle
-            .block_on(self.cluster.list(resource, namespace, options))?;
+        let (items, resource_version, continue_token) =
+            self.block(self.cluster.list(resource, namespace, options))?;
         Ok(ObjectList {
             items: items.into_iter().map(parse).collect::<Result<_, _>>()?,
             resource_version,
@@ -239,12 +273,11 @@ impl Cluster for NativeCluster {
         namespace: Option<&str>,
         options: &WatchOptions,
     ) -> Result<NativeWatch, ApiError> {
-        let events = self
-            .handle
-            .block_on(self.cluster.watch(resource, namespace, options))?;
+        let events = self.block(self.cluster.watch(resource, namespace, options))?;
         Ok(NativeWatch {
             events,
             handle: self.handle.clone(),
+            canceled: self.canceled.clone(),
         })
     }
 }
@@ -253,26 +286,39 @@ impl Cluster for NativeCluster {
 struct NativeWatch {
     events: EventStream,
     handle: Handle,
+    canceled: Arc<AtomicBool>,
 }
 
 impl WatchStream for NativeWatch {
     fn next(&mut self, timeout_ms: u32) -> Result<Option<WatchEvent>, ApiError> {
-        let wait = Duration::from_millis(timeout_ms.into());
-        let next = self
-            .handle
-            .block_on(async { tokio::time::timeout(wait, self.events.next()).await });
+        let deadline = std::time::Instant::now() + Duration::from_millis(timeout_ms.into());
+        let canceled = &self.canceled;
+        let events = &mut self.events;
+        let next = self.handle.block_on(async {
+            loop {
+                stop_if_canceled(canceled);
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    return None;
+                }
+                if let Ok(event) = tokio::time::timeout(left.min(CANCEL_POLL), events.next()).await
+                {
+                    return Some(event);
+                }
+            }
+        });
         match next {
-            Err(_) => Ok(None),
-            Ok(None) => Err(ApiError::api(
+            None => Ok(None),
+            Some(None) => Err(ApiError::api(
                 410,
                 "Expired",
                 "the watch stream was closed by the API server; list again and start a new watch",
             )),
-            Ok(Some(Ok((type_, object)))) => Ok(Some(WatchEvent {
+            Some(Some(Ok((type_, object)))) => Ok(Some(WatchEvent {
                 type_,
                 object: parse(object)?,
             })),
-            Ok(Some(Err(e))) => Err(e),
+            Some(Some(Err(e))) => Err(e),
         }
     }
 }
@@ -280,6 +326,7 @@ impl WatchStream for NativeWatch {
 /// [`HostServices`] forwarding to an [`EventSink`].
 struct NativeHost {
     events: Arc<dyn EventSink>,
+    canceled: Arc<AtomicBool>,
 }
 
 impl HostServices for NativeHost {
@@ -296,6 +343,15 @@ impl HostServices for NativeHost {
     }
 
     fn sleep(&self, ms: u32) {
-        std::thread::sleep(Duration::from_millis(ms.into()).min(Duration::from_secs(30)));
+        let until = std::time::Instant::now()
+            + Duration::from_millis(ms.into()).min(Duration::from_secs(30));
+        loop {
+            stop_if_canceled(&self.canceled);
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left.min(CANCEL_POLL));
+        }
     }
 }

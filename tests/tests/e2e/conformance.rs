@@ -60,6 +60,7 @@ conformance!(
     crd_then_custom_resource_in_one_run,
     namespace_from_the_context,
     discovery_is_cached_and_refreshed_on_a_miss,
+    dropping_a_call_cancels_it,
 );
 
 fn configmap(name: &str, data: Value) -> Value {
@@ -390,6 +391,41 @@ async fn discovery_is_cached_and_refreshed_on_a_miss(kind: Kind) {
             fetches,
             "known kinds are not rediscovered"
         );
+    })
+}
+
+async fn dropping_a_call_cancels_it(kind: Kind) {
+    let cluster = Cluster::start().await;
+    with_runtime!(kind, cluster, cluster.kube_cluster("default"), |rt| {
+        // A Deployment whose Pods never become ready keeps a watch waiting.
+        let mut stuck = deployment("stuck", 1);
+        stuck["spec"]["template"]["metadata"]["annotations"] =
+            json!({"sim.krt.dev/fail": "image-pull"});
+        let stuck = resource(stuck);
+        assert_eq!(
+            rt.apply(None, Some(&stuck), &ApplyOptions::default())
+                .await
+                .status,
+            None
+        );
+        let started = tokio::time::Instant::now();
+        let long = WatchRequest {
+            timeout_ms: 60_000,
+            ..Default::default()
+        };
+        let watch = rt.watch(&stuck, &long);
+        let outcome = tokio::time::timeout(Duration::from_millis(500), watch).await;
+        assert!(outcome.is_err(), "the watch is still waiting: {outcome:?}");
+        assert!(started.elapsed() < Duration::from_secs(2));
+        // The runtime is not poisoned: the next call succeeds at once.
+        let cm = resource(configmap("after-cancel", json!({"k": "v"})));
+        let next = tokio::time::timeout(
+            Duration::from_secs(10),
+            rt.apply(None, Some(&cm), &ApplyOptions::default()),
+        )
+        .await
+        .expect("the next call is not blocked by the canceled one");
+        assert_eq!(next.status, None);
     })
 }
 

@@ -4,5 +4,6 @@
 mod cli;
 mod conformance;
 mod kubeconfig;
+mod real_cluster;
 mod runtime_api;
 mod support;
