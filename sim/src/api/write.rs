@@ -358,14 +358,24 @@ fn server_side_apply(
     };
     let api_version = target.rt.api_version();
     let writer = ctx.writer(&api_version, target.subresource.as_deref());
-    let merged = ssa::server_side_apply(&base, &config, &schema_of(&target.rt), &writer, ctx.force)
-        .map_err(|conflicts| {
-            ApiError::conflict(
-                &target.subject(),
-                ssa::conflict_message(&conflicts),
-                ssa::conflict_causes(&conflicts),
-            )
-        })?;
+    let schema = schema_of(&target.rt);
+    let conflict = |conflicts: Vec<ssa::Conflict>| {
+        ApiError::conflict(
+            &target.subject(),
+            ssa::conflict_message(&conflicts),
+            ssa::conflict_causes(&conflicts),
+        )
+    };
+    let mut merged = match ssa::server_side_apply(&base, &config, &schema, &writer, ctx.force) {
+        Ok(merged) => merged,
+        Err(conflicts)
+            if ssa::upgrades_client_side_apply(&base, &conflicts, &schema, &ctx.manager) =>
+        {
+            ssa::server_side_apply(&base, &config, &schema, &writer, true).map_err(conflict)?
+        }
+        Err(conflicts) => return Err(conflict(conflicts)),
+    };
+    ssa::sync_last_applied(&mut merged, &config, &ctx.manager);
     let stored = commit(
         state,
         target,
