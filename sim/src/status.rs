@@ -1,7 +1,5 @@
 //! `metav1.Status` error responses: every failure the simulator returns is one of these.
 
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Status, StatusCause, StatusDetails};
 
 /// An API error, rendered as a `metav1.Status` body with the matching HTTP code.
@@ -239,19 +237,5 @@ pub fn cause(reason: &str, field: &str, message: impl Into<String>) -> StatusCau
         reason: Some(reason.to_string()),
         field: Some(field.to_string()),
         message: Some(message.into()),
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let code = StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let retry = self.details.as_ref().and_then(|d| d.retry_after_seconds);
-        let mut response = (code, axum::Json(self.to_status())).into_response();
-        if let Some(seconds) = retry
-            && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
-        {
-            response.headers_mut().insert(header::RETRY_AFTER, value);
-        }
-        response
     }
 }

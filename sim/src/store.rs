@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
-use tokio::sync::broadcast;
 
 use crate::registry::{self, ResourceType};
 
@@ -77,8 +76,12 @@ pub struct State {
     history_limit: usize,
     custom_types: Vec<ResourceType>,
     builtins: Vec<ResourceType>,
-    events: broadcast::Sender<Arc<Event>>,
+    observer: Option<Observer>,
 }
+
+/// Called with the new resourceVersion after every committed change (under the store lock, so
+/// it must not block); the server wakes watches and controllers with it.
+pub type Observer = Box<dyn Fn(u64) + Send + Sync>;
 
 /// The shared store.
 pub struct Store {
@@ -88,7 +91,6 @@ pub struct Store {
 impl Store {
     /// An empty store keeping the last `history_limit` events.
     pub fn new(history_limit: usize) -> Self {
-        let (events, _) = broadcast::channel(4096);
         Self {
             state: Mutex::new(State {
                 rv: 1,
@@ -98,7 +100,7 @@ impl Store {
                 history_limit: history_limit.max(1),
                 custom_types: Vec::new(),
                 builtins: registry::builtins(),
-                events,
+                observer: None,
             }),
         }
     }
@@ -203,9 +205,15 @@ impl State {
         {
             self.compacted = old.rv;
         }
-        self.history.push_back(event.clone());
-        // No receivers is fine: nobody is watching.
-        let _ = self.events.send(event);
+        self.history.push_back(event);
+        if let Some(observer) = &self.observer {
+            observer(self.rv);
+        }
+    }
+
+    /// Sets the function told about every committed change.
+    pub fn set_observer(&mut self, observer: Observer) {
+        self.observer = Some(observer);
     }
 
     /// Recomputes the CRD-served types; when a CRD goes, its objects go too.
@@ -238,20 +246,17 @@ impl State {
         }
     }
 
-    /// Subscribes to future events. Take it under the same lock as a snapshot to miss nothing.
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
-        self.events.subscribe()
-    }
-
     /// Retained events after `rv`, or `Err(oldest available)` when `rv` is too old.
     pub fn events_since(&self, rv: u64) -> Result<Vec<Arc<Event>>, u64> {
         if rv < self.compacted {
             return Err(self.compacted + 1);
         }
-        Ok(self.history.iter().filter(|e| e.rv > rv).cloned().collect())
+        let start = self.history.partition_point(|e| e.rv <= rv);
+        Ok(self.history.range(start..).cloned().collect())
     }
 
     /// Every object with its key, and the latest resourceVersion (what a snapshot keeps).
+    #[cfg(feature = "server")]
     pub fn snapshot(&self) -> (u64, Vec<(Key, Value)>) {
         let objects = self
             .objects
@@ -262,6 +267,7 @@ impl State {
     }
 
     /// Replaces the contents with a snapshot, without events (nobody watched them happen).
+    #[cfg(feature = "server")]
     pub fn restore(&mut self, rv: u64, objects: Vec<(Key, Value)>) {
         self.objects = objects.into_iter().collect();
         self.rv = rv.max(self.rv);

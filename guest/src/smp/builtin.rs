@@ -287,9 +287,73 @@ pub fn list_merge_key(api_version: &str, kind: &str, path: &[&str]) -> Option<&'
     schema_for(api_version, kind)?.lookup(path)?.merge_key()
 }
 
+/// Server-side apply's list-map keys (`x-kubernetes-list-map-keys`) by strategic-merge key,
+/// where they differ: ports are keyed by port and protocol, topology spread constraints by
+/// topology key and `whenUnsatisfiable`.
+static SSA_KEYS: &[(&str, &[&str])] = &[
+    ("containerPort", &["containerPort", "protocol"]),
+    ("port", &["port", "protocol"]),
+    ("topologyKey", &["topologyKey", "whenUnsatisfiable"]),
+    ("name", &["name"]),
+    ("uid", &["uid"]),
+    ("type", &["type"]),
+    ("ip", &["ip"]),
+    ("mountPath", &["mountPath"]),
+    ("devicePath", &["devicePath"]),
+];
+
+/// Server-side apply's list-map keys of the list at `path` (as for [`list_merge_key`]) of a
+/// built-in kind: the list's merge key, or the SSA key set where it has more fields
+/// (`containerPort`+`protocol`, `port`+`protocol`, `topologyKey`+`whenUnsatisfiable`).
+///
+/// `None` where [`list_merge_key`] is `None`.
+pub fn list_map_keys(
+    api_version: &str,
+    kind: &str,
+    path: &[&str],
+) -> Option<&'static [&'static str]> {
+    let key = list_merge_key(api_version, kind, path)?;
+    SSA_KEYS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, keys)| *keys)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ssa_keys_cover_every_merge_key_and_widen_ports() {
+        for t in TYPES {
+            for (_, meta) in t.fields.iter() {
+                if let Some(key) = meta.merge_key() {
+                    assert!(
+                        SSA_KEYS.iter().any(|(m, _)| *m == key),
+                        "{} has no SSA keys for {key}",
+                        t.name
+                    );
+                }
+            }
+        }
+        let ports = ["spec", "template", "spec", "containers", "ports"];
+        assert_eq!(
+            list_map_keys("apps/v1", "Deployment", &ports),
+            Some(&["containerPort", "protocol"][..])
+        );
+        assert_eq!(
+            list_map_keys("v1", "Service", &["spec", "ports"]),
+            Some(&["port", "protocol"][..])
+        );
+        assert_eq!(
+            list_map_keys("v1", "Pod", &["spec", "containers"]),
+            Some(&["name"][..])
+        );
+        assert_eq!(
+            list_map_keys("v1", "Pod", &["spec", "containers", "args"]),
+            None
+        );
+    }
 
     #[test]
     fn every_kind_has_its_root_type() {

@@ -1,10 +1,14 @@
 //! Controllers for the non-workload kinds: PVC → Bound, LoadBalancer Service → ingress IP,
-//! CRD → Established.
+//! Service with a selector → an EndpointSlice of its pods, CRD → Established.
 
 use serde_json::{Value, json};
 
 use super::workloads::save;
-use crate::store::State;
+use crate::meta;
+use crate::store::{Key, State};
+
+/// The label tying an EndpointSlice to its Service.
+const SERVICE_NAME: &str = "kubernetes.io/service-name";
 
 fn each(state: &mut State, group: &str, resource: &str, step: impl Fn(&Value) -> Option<Value>) {
     let items: Vec<_> = state
@@ -44,6 +48,7 @@ pub fn reconcile(state: &mut State) {
         };
         Some(next)
     });
+    endpoint_slices(state);
     each(
         state,
         "apiextensions.k8s.io",
@@ -61,4 +66,163 @@ pub fn reconcile(state: &mut State) {
             Some(next)
         },
     );
+}
+
+/// Whether `pod`'s labels include every pair of the Service selector `selector`.
+fn selects(selector: &serde_json::Map<String, Value>, pod: &Value) -> bool {
+    selector
+        .iter()
+        .all(|(k, v)| pod["metadata"]["labels"].get(k) == Some(v))
+}
+
+/// The endpoints and ports of `svc` (a Service with a selector) from the pods it selects.
+fn endpoints_of(state: &State, svc: &Value, selector: &serde_json::Map<String, Value>) -> Value {
+    let namespace = svc["metadata"]["namespace"].as_str().unwrap_or_default();
+    let endpoints: Vec<Value> = state
+        .list("", "pods", Some(namespace))
+        .into_iter()
+        .filter(|(_, pod)| selects(selector, pod) && pod["status"]["podIP"].is_string())
+        .map(|(_, pod)| {
+            let ready = pod["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True");
+            let terminating = !pod["metadata"]["deletionTimestamp"].is_null();
+            json!({"addresses": [pod["status"]["podIP"]],
+                "conditions": {"ready": ready && !terminating, "serving": ready, "terminating": terminating},
+                "nodeName": pod["spec"]["nodeName"],
+                "targetRef": {"kind": "Pod", "namespace": namespace, "name": pod["metadata"]["name"],
+                    "uid": pod["metadata"]["uid"]}})
+        })
+        .collect();
+    let ports: Vec<Value> = svc["spec"]["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let port = p["targetPort"].as_i64().or_else(|| p["port"].as_i64());
+            json!({"name": p["name"].as_str().unwrap_or_default(), "port": port,
+                "protocol": p["protocol"].as_str().unwrap_or("TCP")})
+        })
+        .collect();
+    json!({"endpoints": endpoints, "ports": ports})
+}
+
+/// Keeps one EndpointSlice per Service with a selector (named `<service>-<suffix>`, labelled
+/// with the service name, owned by the Service so it goes with it).
+fn endpoint_slices(state: &mut State) {
+    let services: Vec<Value> = state
+        .list("", "services", None)
+        .into_iter()
+        .map(|(_, svc)| svc.clone())
+        .filter(|svc| {
+            svc["metadata"]["deletionTimestamp"].is_null()
+                && svc["spec"]["selector"]
+                    .as_object()
+                    .is_some_and(|s| !s.is_empty())
+        })
+        .collect();
+    for svc in services {
+        let Some(selector) = svc["spec"]["selector"].as_object() else {
+            continue;
+        };
+        let namespace = svc["metadata"]["namespace"].as_str().unwrap_or_default();
+        let name = svc["metadata"]["name"].as_str().unwrap_or_default();
+        let content = endpoints_of(state, &svc, selector);
+        let existing = state
+            .list("discovery.k8s.io", "endpointslices", Some(namespace))
+            .into_iter()
+            .find(|(_, s)| s["metadata"]["labels"][SERVICE_NAME] == name)
+            .map(|(k, s)| (k.clone(), s.clone()));
+        match existing {
+            Some((key, slice)) => {
+                let mut next = slice.clone();
+                next["endpoints"] = content["endpoints"].clone();
+                next["ports"] = content["ports"].clone();
+                save(state, &key, next);
+            }
+            None => {
+                let slice_name = format!("{name}-{}", meta::name_suffix());
+                let key = Key {
+                    group: "discovery.k8s.io".into(),
+                    resource: "endpointslices".into(),
+                    namespace: namespace.to_string(),
+                    name: slice_name.clone(),
+                };
+                let slice = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+                    "metadata": {"name": slice_name, "namespace": namespace, "uid": meta::uid(),
+                        "creationTimestamp": meta::now(), "generateName": format!("{name}-"),
+                        "labels": {SERVICE_NAME: name,
+                            "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"},
+                        "ownerReferences": [{"apiVersion": "v1", "kind": "Service", "name": name,
+                            "uid": svc["metadata"]["uid"], "controller": true, "blockOwnerDeletion": true}]},
+                    "addressType": "IPv4", "endpoints": content["endpoints"], "ports": content["ports"]});
+                state.put(key, slice);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    fn key(group: &str, resource: &str, name: &str) -> Key {
+        Key {
+            group: group.into(),
+            resource: resource.into(),
+            namespace: "d".into(),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn services_with_selectors_get_a_slice_of_their_ready_pods() {
+        let store = Store::new(100);
+        let mut state = store.lock();
+        state.put(key("", "services", "web"), json!({"metadata": {"name": "web", "namespace": "d", "uid": "s1"},
+            "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": 8080, "protocol": "TCP"}]}}));
+        state.put(
+            key("", "services", "headless"),
+            json!({"metadata": {"name": "headless", "namespace": "d"},
+            "spec": {"ports": [{"port": 80}]}}),
+        );
+        let pod = |name: &str, app: &str, ready: &str| {
+            json!({"metadata": {"name": name, "namespace": "d",
+            "uid": name, "labels": {"app": app}}, "spec": {"nodeName": "n"},
+            "status": {"podIP": "10.0.0.1", "conditions": [{"type": "Ready", "status": ready}]}})
+        };
+        state.put(key("", "pods", "a"), pod("a", "web", "True"));
+        state.put(key("", "pods", "b"), pod("b", "web", "False"));
+        state.put(key("", "pods", "c"), pod("c", "db", "True"));
+        reconcile(&mut state);
+        let slices = state.list("discovery.k8s.io", "endpointslices", Some("d"));
+        assert_eq!(slices.len(), 1, "only the service with a selector");
+        let slice = slices[0].1.clone();
+        assert_eq!(slice["metadata"]["labels"][SERVICE_NAME], "web");
+        assert_eq!(slice["metadata"]["ownerReferences"][0]["uid"], "s1");
+        assert_eq!(
+            slice["ports"],
+            json!([{"name": "", "port": 8080, "protocol": "TCP"}])
+        );
+        let ready: Vec<(String, bool)> = slice["endpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["targetRef"]["name"].as_str().unwrap().to_string(),
+                    e["conditions"]["ready"] == true,
+                )
+            })
+            .collect();
+        assert_eq!(ready, [("a".to_string(), true), ("b".to_string(), false)]);
+        state.remove(&key("", "pods", "a"));
+        reconcile(&mut state);
+        let slices = state.list("discovery.k8s.io", "endpointslices", Some("d"));
+        assert_eq!(slices.len(), 1, "updated in place");
+        assert_eq!(slices[0].1["endpoints"].as_array().unwrap().len(), 1);
+    }
 }

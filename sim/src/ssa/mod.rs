@@ -33,6 +33,66 @@ pub struct Conflict {
     pub owner: String,
     /// The field, as `.spec.replicas`.
     pub field: String,
+    /// The field's path.
+    pub path: Path,
+}
+
+/// The annotation `kubectl apply` (client-side) keeps its last configuration in.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// The manager `kubectl apply --server-side` uses by default, the only one that takes over
+/// client-side apply's fields.
+const KUBECTL: &str = "kubectl";
+
+fn last_applied(object: &Value) -> Option<Value> {
+    object["metadata"]["annotations"][LAST_APPLIED]
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .and_then(|s| serde_json::from_str(s).ok())
+}
+
+/// Whether an apply by `manager` may take over `conflicts` because the object was managed by
+/// client-side apply (apimachinery `lastappliedmanager.go`): the manager is `kubectl` and every
+/// conflicting field is in the last-applied annotation and in the live object. The apply is
+/// then forced.
+pub fn upgrades_client_side_apply(
+    live: &Value,
+    conflicts: &[Conflict],
+    schema: &Schema,
+    manager: &str,
+) -> bool {
+    if manager != KUBECTL {
+        return false;
+    }
+    let Some(last) = last_applied(live) else {
+        return false;
+    };
+    let (last, live) = (
+        FieldSet::of_object(&last, schema),
+        FieldSet::of_object(live, schema),
+    );
+    conflicts
+        .iter()
+        .all(|c| last.contains(&c.path) && live.contains(&c.path))
+}
+
+/// Keeps the last-applied annotation in step with an apply by `kubectl`, so that going back to
+/// client-side apply works (apimachinery `lastappliedupdater.go`): when `applied` has the
+/// annotation, it becomes `config` (without the annotation).
+pub fn sync_last_applied(applied: &mut Value, config: &Value, manager: &str) {
+    if manager != KUBECTL || last_applied(applied).is_none() {
+        return;
+    }
+    let mut last = config.clone();
+    if let Some(annotations) = last["metadata"]["annotations"].as_object_mut() {
+        annotations.remove(LAST_APPLIED);
+        if annotations.is_empty()
+            && let Some(m) = last["metadata"].as_object_mut()
+        {
+            m.remove("annotations");
+        }
+    }
+    applied["metadata"]["annotations"][LAST_APPLIED] = Value::String(last.to_string());
 }
 
 /// The message of a 409 for `conflicts` (apimachinery `managedfields/internal/conflict.go`).
@@ -194,6 +254,7 @@ pub fn server_side_apply(
             conflicts.extend(lost.iter().map(|p| Conflict {
                 owner: owner.clone(),
                 field: fieldset::display(p),
+                path: p.clone(),
             }));
         }
     }

@@ -1,8 +1,8 @@
 //! What server-side apply needs to know about a kind's shape: list types (atomic, set, map with
 //! keys) and which maps are atomic or granular.
 //!
-//! Built-in list-map keys are the SSA `listMapKey`s of k8s-semantics §1.2 (where they differ from
-//! the strategic-merge keys, SSA's win: container ports and Service ports key on port+protocol).
+//! Built-in list-map keys come from the shared patch schema ([`guest::smp::list_map_keys`]: the
+//! strategic-merge keys, widened where SSA's differ, e.g. ports keyed by port and protocol).
 //! Custom resources without schema markers have atomic lists.
 
 /// How a list merges under server-side apply (`x-kubernetes-list-type`).
@@ -13,20 +13,22 @@ pub enum ListType {
     /// A set of scalars; each value owned separately.
     Set,
     /// Items identified by these key fields; each item owned separately.
-    Map(Vec<&'static str>),
+    Map(&'static [&'static str]),
 }
 
 /// The shape information for one kind.
 #[derive(Debug, Clone)]
 pub struct Schema {
+    api_version: String,
     kind: String,
     custom: bool,
 }
 
 impl Schema {
-    /// Schema of `kind` (`custom` for CRD-served kinds).
-    pub fn new(_api_version: &str, kind: &str, custom: bool) -> Self {
+    /// Schema of `kind` at `api_version` (`custom` for CRD-served kinds).
+    pub fn new(api_version: &str, kind: &str, custom: bool) -> Self {
         Self {
+            api_version: api_version.to_string(),
             kind: kind.to_string(),
             custom,
         }
@@ -36,45 +38,14 @@ impl Schema {
     pub fn list_type(&self, names: &[&str]) -> ListType {
         match names {
             ["metadata", "finalizers"] => return ListType::Set,
-            ["metadata", "ownerReferences"] => return ListType::Map(vec!["uid"]),
+            ["metadata", "ownerReferences"] => return ListType::Map(&["uid"]),
             _ => {}
         }
         if self.custom {
             return ListType::Atomic;
         }
-        let last = names.last().copied().unwrap_or_default();
-        let parent = names
-            .len()
-            .checked_sub(2)
-            .map(|i| names[i])
-            .unwrap_or_default();
-        match last {
-            "containers"
-            | "initContainers"
-            | "ephemeralContainers"
-            | "env"
-            | "volumes"
-            | "imagePullSecrets"
-            | "schedulingGates"
-            | "resourceClaims" => ListType::Map(vec!["name"]),
-            "ports" if self.kind == "Service" && parent == "spec" => {
-                ListType::Map(vec!["port", "protocol"])
-            }
-            "ports"
-                if matches!(
-                    parent,
-                    "containers" | "initContainers" | "ephemeralContainers"
-                ) =>
-            {
-                ListType::Map(vec!["containerPort", "protocol"])
-            }
-            "volumeMounts" => ListType::Map(vec!["mountPath"]),
-            "volumeDevices" => ListType::Map(vec!["devicePath"]),
-            "hostAliases" => ListType::Map(vec!["ip"]),
-            "topologySpreadConstraints" => ListType::Map(vec!["topologyKey", "whenUnsatisfiable"]),
-            "conditions" => ListType::Map(vec!["type"]),
-            _ => ListType::Atomic,
-        }
+        guest::smp::list_map_keys(&self.api_version, &self.kind, names)
+            .map_or(ListType::Atomic, ListType::Map)
     }
 
     /// Whether the map at `names` is atomic (owned and replaced as one field), like a LabelSelector.
@@ -108,16 +79,24 @@ mod tests {
         let svc = Schema::new("v1", "Service", false);
         assert_eq!(
             svc.list_type(&["spec", "ports"]),
-            ListType::Map(vec!["port", "protocol"])
+            ListType::Map(&["port", "protocol"])
         );
         let deploy = Schema::new("apps/v1", "Deployment", false);
         assert_eq!(
             deploy.list_type(&["spec", "template", "spec", "containers", "ports"]),
-            ListType::Map(vec!["containerPort", "protocol"])
+            ListType::Map(&["containerPort", "protocol"])
+        );
+        assert_eq!(
+            deploy.list_type(&["spec", "template", "spec", "containers"]),
+            ListType::Map(&["name"])
         );
         assert_eq!(
             deploy.list_type(&["spec", "template", "spec", "containers", "args"]),
             ListType::Atomic
+        );
+        assert_eq!(
+            deploy.list_type(&["status", "conditions"]),
+            ListType::Map(&["type"])
         );
         assert!(deploy.is_atomic_map(&["spec", "selector"]));
         assert!(!svc.is_atomic_map(&["spec", "selector"]));

@@ -90,12 +90,10 @@ fn a_changed_field_owned_by_another_manager_conflicts_unless_forced() {
     .unwrap();
     let err =
         server_side_apply(&a, &deploy(3, "nginx"), &schema(), &writer("b"), false).unwrap_err();
+    assert_eq!(err.len(), 1);
     assert_eq!(
-        err,
-        vec![Conflict {
-            owner: "\"a\"".into(),
-            field: ".spec.replicas".into()
-        }]
+        (err[0].owner.as_str(), err[0].field.as_str()),
+        ("\"a\"", ".spec.replicas")
     );
     assert_eq!(
         conflict_message(&err),
@@ -157,10 +155,12 @@ fn multiple_conflicts_group_by_manager() {
         Conflict {
             owner: "\"m2\"".into(),
             field: ".b".into(),
+            path: Path::new(),
         },
         Conflict {
             owner: "\"m1\"".into(),
             field: ".a".into(),
+            path: Path::new(),
         },
     ];
     assert_eq!(
@@ -196,4 +196,69 @@ fn updates_take_changed_fields_from_appliers() {
     let err = server_side_apply(&scaled, &deploy(2, "nginx"), &schema(), &writer("a"), false)
         .unwrap_err();
     assert_eq!(err[0].owner, "\"kubectl-scale\" using apps/v1");
+}
+
+/// A ConfigMap as `kubectl apply` (client-side) leaves it: the fields and the last-applied
+/// annotation owned by an Update of `kubectl-client-side-apply`.
+fn client_side_applied(mode: &str) -> Value {
+    let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "d"}, "data": {"mode": mode}});
+    let mut live = config.clone();
+    live["metadata"]["annotations"] =
+        json!({"kubectl.kubernetes.io/last-applied-configuration": config.to_string()});
+    let cm = Schema::new("v1", "ConfigMap", false);
+    record_update(None, &mut live, &cm, &writer("kubectl-client-side-apply"));
+    live
+}
+
+#[test]
+fn kubectl_server_side_apply_takes_over_client_side_fields() {
+    let cm = Schema::new("v1", "ConfigMap", false);
+    let live = client_side_applied("fast");
+    let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "d"}, "data": {"mode": "slow"}});
+    let conflicts = server_side_apply(&live, &config, &cm, &writer("kubectl"), false).unwrap_err();
+    assert!(upgrades_client_side_apply(
+        &live, &conflicts, &cm, "kubectl"
+    ));
+    assert!(
+        !upgrades_client_side_apply(&live, &conflicts, &cm, "other"),
+        "only kubectl's default manager upgrades"
+    );
+    let mut applied = server_side_apply(&live, &config, &cm, &writer("kubectl"), true).unwrap();
+    sync_last_applied(&mut applied, &config, "kubectl");
+    let last: Value = serde_json::from_str(
+        applied["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(last["data"]["mode"], "slow");
+    let entries = ownership(&applied);
+    let csa = entries
+        .iter()
+        .find(|e| e.manager.as_deref() == Some("kubectl-client-side-apply"))
+        .unwrap();
+    assert!(
+        csa.fields_v1.as_ref().unwrap().0["f:data"]
+            .get("f:mode")
+            .is_none()
+    );
+}
+
+#[test]
+fn conflicts_outside_the_last_applied_configuration_still_fail() {
+    let cm = Schema::new("v1", "ConfigMap", false);
+    let mut live = client_side_applied("fast");
+    let mut edited = live.clone();
+    edited["data"]["extra"] = json!("by hand");
+    record_update(Some(&live), &mut edited, &cm, &writer("kubectl-edit"));
+    live = edited;
+    let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "d"}, "data": {"mode": "fast", "extra": "mine"}});
+    let conflicts = server_side_apply(&live, &config, &cm, &writer("kubectl"), false).unwrap_err();
+    assert_eq!(conflicts[0].field, ".data.extra");
+    assert!(!upgrades_client_side_apply(
+        &live, &conflicts, &cm, "kubectl"
+    ));
 }

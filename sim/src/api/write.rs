@@ -2,11 +2,9 @@
 //! in one commit pipeline: server-set metadata, status rules, defaulting, validation, generation,
 //! managedFields, no-op detection and `dryRun`.
 
-use axum::http::StatusCode;
-use axum::response::Response;
 use serde_json::{Map, Value, json};
 
-use super::{Params, Target, flag, json, parse_body};
+use super::{Params, Target, flag, parse_body};
 use crate::cluster::Cluster;
 use crate::registry::ResourceType;
 use crate::ssa::{self, Schema, Writer};
@@ -159,7 +157,7 @@ pub fn create(
     target: &Target,
     ctx: &WriteContext,
     body: &[u8],
-) -> Result<Response, ApiError> {
+) -> Result<(u16, Value), ApiError> {
     let mut object = parse_body(body)?;
     check_type(&target.rt, &mut object)?;
     check_object_namespace(target, &mut object)?;
@@ -200,7 +198,7 @@ pub fn create(
         ctx,
         Ownership::Update,
     )?;
-    Ok(json(StatusCode::CREATED, &stored))
+    Ok((201, stored))
 }
 
 /// PUT: replace an object (or its status).
@@ -209,7 +207,7 @@ pub fn update(
     target: &Target,
     ctx: &WriteContext,
     body: &[u8],
-) -> Result<Response, ApiError> {
+) -> Result<(u16, Value), ApiError> {
     let mut object = parse_body(body)?;
     check_type(&target.rt, &mut object)?;
     check_object_namespace(target, &mut object)?;
@@ -242,7 +240,7 @@ pub fn update(
         ctx,
         Ownership::Update,
     )?;
-    Ok(json(StatusCode::OK, &stored))
+    Ok((200, stored))
 }
 
 /// PATCH with any of the four patch types.
@@ -252,7 +250,7 @@ pub fn patch(
     ctx: &WriteContext,
     content_type: &str,
     body: &[u8],
-) -> Result<Response, ApiError> {
+) -> Result<(u16, Value), ApiError> {
     let name = target.name.as_deref().unwrap_or_default();
     let key = Key::new(
         &target.rt,
@@ -306,7 +304,7 @@ pub fn patch(
         ctx,
         Ownership::Update,
     )?;
-    Ok(json(StatusCode::OK, &stored))
+    Ok((200, stored))
 }
 
 fn server_side_apply(
@@ -316,7 +314,7 @@ fn server_side_apply(
     live: Option<Value>,
     ctx: &WriteContext,
     body: &[u8],
-) -> Result<Response, ApiError> {
+) -> Result<(u16, Value), ApiError> {
     if !ctx.explicit_manager {
         return Err(ApiError::bad_request(
             "PATCH, application/apply-patch+yaml: fieldManager is required for apply requests",
@@ -360,14 +358,24 @@ fn server_side_apply(
     };
     let api_version = target.rt.api_version();
     let writer = ctx.writer(&api_version, target.subresource.as_deref());
-    let merged = ssa::server_side_apply(&base, &config, &schema_of(&target.rt), &writer, ctx.force)
-        .map_err(|conflicts| {
-            ApiError::conflict(
-                &target.subject(),
-                ssa::conflict_message(&conflicts),
-                ssa::conflict_causes(&conflicts),
-            )
-        })?;
+    let schema = schema_of(&target.rt);
+    let conflict = |conflicts: Vec<ssa::Conflict>| {
+        ApiError::conflict(
+            &target.subject(),
+            ssa::conflict_message(&conflicts),
+            ssa::conflict_causes(&conflicts),
+        )
+    };
+    let mut merged = match ssa::server_side_apply(&base, &config, &schema, &writer, ctx.force) {
+        Ok(merged) => merged,
+        Err(conflicts)
+            if ssa::upgrades_client_side_apply(&base, &conflicts, &schema, &ctx.manager) =>
+        {
+            ssa::server_side_apply(&base, &config, &schema, &writer, true).map_err(conflict)?
+        }
+        Err(conflicts) => return Err(conflict(conflicts)),
+    };
+    ssa::sync_last_applied(&mut merged, &config, &ctx.manager);
     let stored = commit(
         state,
         target,
@@ -377,14 +385,7 @@ fn server_side_apply(
         ctx,
         Ownership::Applied,
     )?;
-    Ok(json(
-        if created {
-            StatusCode::CREATED
-        } else {
-            StatusCode::OK
-        },
-        &stored,
-    ))
+    Ok((if created { 201 } else { 200 }, stored))
 }
 
 /// Everything but what the server re-stamps, to detect no-op writes.

@@ -1,20 +1,15 @@
 //! GET of one object, LIST with selectors and pagination, and WATCH.
 
-use std::sync::Arc;
-
-use axum::http::StatusCode;
-use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{Params, Target, json};
+use super::{Params, Target};
 use crate::cluster::Cluster;
 use crate::selectors::{Filter, Selector};
 use crate::status::ApiError;
 use crate::store::Key;
-use crate::watch;
 
 /// GET one object.
-pub fn get(cluster: &Cluster, target: &Target) -> Result<Response, ApiError> {
+pub fn get(cluster: &Cluster, target: &Target) -> Result<(u16, Value), ApiError> {
     let key = Key::new(
         &target.rt,
         target.namespace.as_deref().unwrap_or_default(),
@@ -24,7 +19,7 @@ pub fn get(cluster: &Cluster, target: &Target) -> Result<Response, ApiError> {
     let object = state
         .get(&key)
         .ok_or_else(|| ApiError::not_found(&target.subject()))?;
-    Ok(json(StatusCode::OK, object))
+    Ok((200, object.clone()))
 }
 
 /// The label and field selectors of a LIST or WATCH.
@@ -36,7 +31,7 @@ pub fn filter(params: &Params) -> Result<Filter, ApiError> {
 }
 
 /// LIST with `labelSelector`, `fieldSelector`, `limit` and `continue`.
-pub fn list(cluster: &Cluster, target: &Target, params: &Params) -> Result<Response, ApiError> {
+pub fn list(cluster: &Cluster, target: &Target, params: &Params) -> Result<(u16, Value), ApiError> {
     let filter = filter(params)?;
     let limit: usize = params
         .get("limit")
@@ -73,14 +68,5 @@ pub fn list(cluster: &Cluster, target: &Target, params: &Params) -> Result<Respo
         "metadata": metadata,
         "items": page,
     });
-    Ok(json(StatusCode::OK, &body))
-}
-
-/// WATCH (`?watch=1`).
-pub fn watch(
-    cluster: &Arc<Cluster>,
-    target: &Target,
-    params: &Params,
-) -> Result<Response, ApiError> {
-    watch::serve(cluster, target, filter(params)?, params)
+    Ok((200, body))
 }

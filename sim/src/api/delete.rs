@@ -1,15 +1,14 @@
 //! DELETE of one object or a collection: preconditions, `propagationPolicy`, finalizers.
 
-use axum::http::StatusCode;
-use axum::response::Response;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions;
 use serde_json::{Value, json};
 
 use super::read::filter;
 use super::write::WriteContext;
-use super::{Params, Target, json};
+use super::{Params, Target};
 use crate::cluster::Cluster;
 use crate::lifecycle;
+use crate::registry::ResourceType;
 use crate::status::ApiError;
 use crate::store::{Key, State};
 
@@ -36,14 +35,15 @@ fn options(params: &Params, body: &[u8]) -> Result<DeleteOptions, ApiError> {
     Ok(opts)
 }
 
-/// Deletes (or starts deleting) the object at `key`; returns what the response shows.
+/// Deletes (or starts deleting) the object at `key`; returns the object as it was removed or is
+/// now stored, and whether it is gone (or, for a dry run, would be).
 fn delete_one(
     state: &mut State,
     target: &Target,
     key: &Key,
     opts: &DeleteOptions,
     dry_run: bool,
-) -> Result<Value, ApiError> {
+) -> Result<(Value, bool), ApiError> {
     let subject = target.subject();
     let live = state
         .get(key)
@@ -83,16 +83,23 @@ fn delete_one(
         object["status"]["phase"] = json!("Terminating");
     }
     lifecycle::mark_deleted(&mut object);
+    let gone = lifecycle::ready_to_remove(&object);
     if dry_run {
-        return Ok(object);
+        return Ok((object, gone));
     }
-    if lifecycle::ready_to_remove(&object) {
-        return Ok(state.remove(key).unwrap_or(object));
+    if gone {
+        return Ok((state.remove(key).unwrap_or(object), true));
     }
     if object == live {
-        return Ok(live);
+        return Ok((live, false));
     }
-    Ok(state.put(key.clone(), object))
+    Ok((state.put(key.clone(), object), false))
+}
+
+/// Whether kube-apiserver answers an immediate delete of this type with the deleted object
+/// (pods, services and custom resources) rather than a `Status` of `Success`.
+fn returns_deleted_object(rt: &ResourceType) -> bool {
+    rt.custom || (rt.group.is_empty() && matches!(rt.kind.as_str(), "Pod" | "Service"))
 }
 
 /// DELETE one object.
@@ -102,7 +109,7 @@ pub fn delete(
     ctx: &WriteContext,
     params: &Params,
     body: &[u8],
-) -> Result<Response, ApiError> {
+) -> Result<(u16, Value), ApiError> {
     let opts = options(params, body)?;
     let dry_run = ctx.dry_run
         || opts
@@ -114,13 +121,17 @@ pub fn delete(
         target.namespace.as_deref().unwrap_or_default(),
         target.name.as_deref().unwrap_or_default(),
     );
-    let object = delete_one(&mut cluster.store.lock(), target, &key, &opts, dry_run)?;
-    let code = if object["metadata"]["deletionTimestamp"].is_null() || dry_run {
-        StatusCode::OK
-    } else {
-        StatusCode::ACCEPTED
-    };
-    Ok(json(code, &object))
+    let (object, gone) = delete_one(&mut cluster.store.lock(), target, &key, &opts, dry_run)?;
+    if gone && !returns_deleted_object(&target.rt) {
+        let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+            "details": {"name": key.name, "group": target.rt.group, "kind": target.rt.plural,
+                "uid": object["metadata"]["uid"]}});
+        return Ok((200, status));
+    }
+    // kube-apiserver answers 202 only when the object stays and the client explicitly asked
+    // for dependents not to be orphaned.
+    let accepted = !gone && opts.orphan_dependents == Some(false);
+    Ok((if accepted { 202 } else { 200 }, object))
 }
 
 /// DELETE a collection (with selectors).
@@ -129,7 +140,7 @@ pub fn delete_collection(
     target: &Target,
     ctx: &WriteContext,
     params: &Params,
-) -> Result<Response, ApiError> {
+) -> Result<(u16, Value), ApiError> {
     let opts = options(params, &[])?;
     let filter = filter(params)?;
     let mut state = cluster.store.lock();
@@ -149,9 +160,9 @@ pub fn delete_collection(
             name: Some(key.name.clone()),
             ..target.clone()
         };
-        items.push(delete_one(&mut state, &one, &key, &opts, ctx.dry_run)?);
+        items.push(delete_one(&mut state, &one, &key, &opts, ctx.dry_run)?.0);
     }
     let body = json!({"kind": format!("{}List", target.rt.kind), "apiVersion": target.rt.api_version(),
         "metadata": {"resourceVersion": state.resource_version().to_string()}, "items": items});
-    Ok(json(StatusCode::OK, &body))
+    Ok((200, body.clone()))
 }

@@ -16,7 +16,7 @@ use axum::routing::post;
 use serde::Deserialize;
 use tokio::sync::watch;
 
-use crate::cluster::Cluster;
+use super::Shared;
 use crate::status::ApiError;
 
 /// What a matching request suffers.
@@ -192,32 +192,32 @@ impl Faults {
 }
 
 /// The `/admin/*` endpoints.
-pub fn admin_routes() -> Router<Arc<Cluster>> {
+pub fn admin_routes() -> Router<Arc<Shared>> {
     Router::new()
         .route(
             "/admin/faults",
             post(
-                |State(c): State<Arc<Cluster>>, axum::Json(f): axum::Json<Fault>| async move {
+                |State(c): State<Arc<Shared>>, axum::Json(f): axum::Json<Fault>| async move {
                     c.faults.inject(f);
                     StatusCode::NO_CONTENT
                 },
             )
-            .delete(|State(c): State<Arc<Cluster>>| async move {
+            .delete(|State(c): State<Arc<Shared>>| async move {
                 c.faults.clear();
                 StatusCode::NO_CONTENT
             }),
         )
         .route(
             "/admin/close-watches",
-            post(|State(c): State<Arc<Cluster>>| async move {
+            post(|State(c): State<Arc<Shared>>| async move {
                 c.faults.close_watches();
                 StatusCode::NO_CONTENT
             }),
         )
         .route(
             "/admin/expire",
-            post(|State(c): State<Arc<Cluster>>| async move {
-                c.store.lock().compact();
+            post(|State(c): State<Arc<Shared>>| async move {
+                c.cluster.expire_resource_versions();
                 StatusCode::NO_CONTENT
             }),
         )

@@ -1,0 +1,318 @@
+//! The HTTP(S) server around a [`Cluster`]: routing, watch streams, fault injection, TLS with a
+//! CA generated at start, bearer-token authentication, the controllers' timer and state files.
+
+mod faults;
+mod http;
+mod persist;
+mod tls;
+mod watch;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub use faults::{Fault, FaultAction};
+
+use crate::cluster::Cluster;
+use faults::Faults;
+
+/// Errors starting the simulator.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The state file could not be loaded.
+    #[error("{0}")]
+    State(String),
+    /// The listen address could not be bound.
+    #[error("failed to listen on {address}")]
+    Bind {
+        /// The address asked for.
+        address: SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The TLS certificates could not be made.
+    #[error("cannot set up TLS: {0}")]
+    Tls(String),
+}
+
+/// How to run the simulator.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// Where to listen; port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// Time between controller steps (how fast rollouts progress).
+    pub controller_interval: Duration,
+    /// How many events the watch history keeps before old resourceVersions get 410 Gone.
+    pub history_limit: usize,
+    /// A file the objects are loaded from at start and saved to when the simulator stops
+    /// (`krt`'s embedded cluster keeps its state this way); `None` keeps nothing.
+    pub state_file: Option<PathBuf>,
+    /// Serve HTTPS with a certificate signed by a CA generated at start ([`Sim::ca_pem`]); the
+    /// kubeconfig then carries `certificate-authority-data`.
+    pub tls: bool,
+    /// Require `Authorization: Bearer <token>` on every request but `/healthz`, `/readyz` and
+    /// `/livez` (401 `Unauthorized` Status otherwise); the kubeconfig then carries the token.
+    pub token: Option<String>,
+}
+
+impl Default for SimConfig {
+    /// `127.0.0.1:0`, 20 ms controller steps, 10,000 retained events, plain HTTP, no token.
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            controller_interval: Duration::from_millis(20),
+            history_limit: 10_000,
+            state_file: None,
+            tls: false,
+            token: None,
+        }
+    }
+}
+
+/// What request handlers share.
+pub(crate) struct Shared {
+    pub(crate) cluster: Cluster,
+    pub(crate) faults: Faults,
+    /// The latest resourceVersion, changed after every commit: wakes watches and controllers.
+    pub(crate) changed: tokio::sync::watch::Sender<u64>,
+    /// The bearer token every request must carry, if any.
+    pub(crate) token: Option<String>,
+}
+
+/// A running simulator. Dropping it (or calling [`Sim::shutdown`]) stops it.
+pub struct Sim {
+    url: String,
+    ca_pem: Option<String>,
+    token: Option<String>,
+    state_file: Option<PathBuf>,
+    shared: Arc<Shared>,
+    stop: Option<oneshot::Sender<()>>,
+    server: Option<JoinHandle<()>>,
+    controllers: JoinHandle<()>,
+}
+
+impl Sim {
+    /// Starts a simulator on `127.0.0.1:0` with default settings, as tasks on the current tokio
+    /// runtime.
+    ///
+    /// # Errors
+    /// [`SimError::Bind`] when the port cannot be bound.
+    pub async fn start() -> Result<Sim, SimError> {
+        Self::start_with(SimConfig::default()).await
+    }
+
+    /// Starts a simulator with `config`.
+    ///
+    /// # Errors
+    /// [`SimError::Bind`] when the listen address cannot be bound, [`SimError::State`] for an
+    /// unreadable state file, [`SimError::Tls`] when certificates cannot be made.
+    pub async fn start_with(config: SimConfig) -> Result<Sim, SimError> {
+        let bind_error = |source| SimError::Bind {
+            address: config.listen,
+            source,
+        };
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .map_err(bind_error)?;
+        let address = listener.local_addr().map_err(bind_error)?;
+        let cluster = Cluster::empty(config.history_limit, &address.to_string());
+        let restored = match &config.state_file {
+            Some(path) => {
+                persist::load(&mut cluster.store.lock(), path).map_err(SimError::State)?
+            }
+            None => false,
+        };
+        if !restored {
+            cluster.seed();
+        }
+        let (changed, _) = tokio::sync::watch::channel(cluster.resource_version());
+        let notify = changed.clone();
+        cluster.observe(move |rv| {
+            notify.send_replace(rv);
+        });
+        let shared = Arc::new(Shared {
+            cluster,
+            faults: Faults::default(),
+            changed,
+            token: config.token.clone(),
+        });
+        let (stop, stopped) = oneshot::channel::<()>();
+        let app = http::router(shared.clone());
+        let stopped = async {
+            let _ = stopped.await;
+        };
+        let (scheme, ca_pem, server) = if config.tls {
+            let certs = tls::Certificates::generate(address.ip()).map_err(SimError::Tls)?;
+            let listener = tls::TlsListener::new(listener, &certs).map_err(SimError::Tls)?;
+            let serve = axum::serve(listener, app).with_graceful_shutdown(stopped);
+            (
+                "https",
+                Some(certs.ca_pem),
+                tokio::spawn(log_end(serve.into_future())),
+            )
+        } else {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(stopped);
+            ("http", None, tokio::spawn(log_end(serve.into_future())))
+        };
+        let controllers = tokio::spawn(run_controllers(shared.clone(), config.controller_interval));
+        Ok(Sim {
+            url: format!("{scheme}://{address}"),
+            ca_pem,
+            token: config.token,
+            state_file: config.state_file,
+            shared,
+            stop: Some(stop),
+            server: Some(server),
+            controllers,
+        })
+    }
+
+    /// The base URL, `http://127.0.0.1:PORT` (or `https://` with [`SimConfig::tls`]).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The PEM of the CA that signed the server certificate, with [`SimConfig::tls`].
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.ca_pem.as_deref()
+    }
+
+    /// The in-process cluster behind the server (the same objects the API serves).
+    pub fn cluster(&self) -> &Cluster {
+        &self.shared.cluster
+    }
+
+    /// A kubeconfig whose cluster, context and user are all `krt-sim`, namespace `default`; with
+    /// TLS it carries `certificate-authority-data`, with a token the user's `token`.
+    pub fn kubeconfig_yaml(&self) -> String {
+        let ca = self
+            .ca_pem
+            .as_ref()
+            .map(|pem| {
+                format!(
+                    "\n    certificate-authority-data: {}",
+                    base64::engine::general_purpose::STANDARD.encode(pem)
+                )
+            })
+            .unwrap_or_default();
+        let user = self
+            .token
+            .as_ref()
+            .map_or_else(|| "{}".to_string(), |t| format!("\n    token: {t}"));
+        format!(
+            "apiVersion: v1
+kind: Config
+clusters:
+- name: krt-sim
+  cluster:
+    server: {}{ca}
+contexts:
+- name: krt-sim
+  context:
+    cluster: krt-sim
+    user: krt-sim
+    namespace: default
+current-context: krt-sim
+users:
+- name: krt-sim
+  user: {user}
+",
+            self.url
+        )
+    }
+
+    /// Writes [`Sim::kubeconfig_yaml`] to `path`.
+    ///
+    /// # Errors
+    /// When the file cannot be written.
+    pub fn write_kubeconfig(&self, path: &Path) -> std::io::Result<()> {
+        std::fs::write(path, self.kubeconfig_yaml())
+    }
+
+    /// Fails (or delays) the next requests matching the rule; see [`Fault`].
+    pub fn inject_fault(&self, fault: Fault) {
+        self.shared.faults.inject(fault);
+    }
+
+    /// Removes every fault rule.
+    pub fn clear_faults(&self) {
+        self.shared.faults.clear();
+    }
+
+    /// Ends every open watch stream (clients must re-watch).
+    pub fn close_watches(&self) {
+        self.shared.faults.close_watches();
+    }
+
+    /// Forgets the event history, so watches from any earlier resourceVersion get 410 Gone.
+    pub fn expire_resource_versions(&self) {
+        self.shared.cluster.expire_resource_versions();
+    }
+
+    /// Writes the objects to the configured state file, if any.
+    ///
+    /// # Errors
+    /// When the file cannot be written.
+    pub fn save(&self) -> std::io::Result<()> {
+        match &self.state_file {
+            Some(path) => persist::save(&self.shared.cluster.store.lock(), path),
+            None => Ok(()),
+        }
+    }
+
+    /// Stops the server and controllers and waits for the server to finish.
+    pub async fn shutdown(mut self) {
+        self.controllers.abort();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        self.shared.faults.close_watches();
+        if let Some(server) = self.server.take() {
+            let _ = server.await;
+        }
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        if let Err(e) = self.save() {
+            tracing::error!(error = %e, "krt-sim could not save its state");
+        }
+        self.controllers.abort();
+        self.shared.faults.close_watches();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+async fn log_end(serve: impl Future<Output = std::io::Result<()>>) {
+    if let Err(e) = serve.await {
+        tracing::error!(error = %e, "krt-sim server stopped");
+    }
+}
+
+/// Runs controller passes every `interval`, and a quarter interval after a write the passes did
+/// not make themselves.
+async fn run_controllers(shared: Arc<Shared>, interval: Duration) {
+    let mut changed = shared.changed.subscribe();
+    loop {
+        shared.cluster.reconcile();
+        changed.borrow_and_update();
+        tokio::select! {
+            result = changed.changed() => {
+                if result.is_err() {
+                    return;
+                }
+                tokio::time::sleep(interval / 4).await;
+            }
+            () = tokio::time::sleep(interval) => {}
+        }
+    }
+}
