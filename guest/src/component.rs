@@ -399,7 +399,7 @@ impl rt::Guest for Component {
             default_namespace: o.default_namespace,
         };
         let status = match resource_in(resource) {
-            Ok(resource) => crate::runtime::delete(&Imports, &resource, &options).status,
+            Ok(resource) => crate::runtime::delete(&Imports, &Imports, &resource, &options).status,
             Err(status) => Some(status),
         };
         rt::DeleteResponse {

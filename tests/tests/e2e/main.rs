@@ -1,6 +1,8 @@
 //! End-to-end tests of krt across the wasm boundary, against `krt-sim`:
 //! the `krt` binary (`cli`) and the Rust `Runtime` API (`runtime_api`).
 
+mod apply_semantics;
 mod cli;
 mod runtime_api;
 mod support;
+mod watch_health;
