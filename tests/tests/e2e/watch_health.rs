@@ -125,10 +125,13 @@ async fn failed_job_is_reported_failed_with_the_reason() {
     let cluster = Cluster::start().await;
     let recorder = Arc::new(Recorder::default());
     let rt = cluster.runtime().await.with_events(recorder.clone());
+    // The failure is asked for on the Pod template: krt-sim ignores it on the Job's own
+    // metadata (its Pods never see it), although its docs say either works.
     let job = resource(json!({"apiVersion": "batch/v1", "kind": "Job",
-        "metadata": {"name": "migrate", "namespace": "default",
-            "annotations": {"sim.krt.dev/fail": "job"}},
-        "spec": {"backoffLimit": 1, "template": {"spec": {"restartPolicy": "Never",
+        "metadata": {"name": "migrate", "namespace": "default"},
+        "spec": {"backoffLimit": 1, "template": {
+            "metadata": {"annotations": {"sim.krt.dev/fail": "job"}},
+            "spec": {"restartPolicy": "Never",
             "containers": [{"name": "migrate", "image": "busybox"}]}}}}));
     assert_eq!(
         rt.apply(None, Some(&job), &ApplyOptions::default())
