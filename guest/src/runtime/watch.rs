@@ -242,10 +242,8 @@ impl<C: Cluster, H: HostServices> Watcher<'_, C, H> {
     fn run(&mut self) -> Result<(), Status> {
         let mut list = true;
         loop {
-            if list {
-                if let Some(verdict) = self.relist() {
-                    return verdict;
-                }
+            if list && let Some(verdict) = self.relist() {
+                return verdict;
             }
             if self.remaining_ms() == 0 {
                 return Err(self.timeout());
