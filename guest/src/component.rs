@@ -140,6 +140,21 @@ fn health_out(h: m::Health) -> t::Health {
     }
 }
 
+fn diff_out(d: m::ObjectDiff) -> logic::ObjectDiff {
+    logic::ObjectDiff {
+        changes: d
+            .changes
+            .into_iter()
+            .map(|c| logic::FieldChange {
+                path: c.path,
+                before: c.before,
+                after: c.after,
+            })
+            .collect(),
+        unified: d.unified,
+    }
+}
+
 fn patch_type_out(p: m::PatchType) -> t::PatchType {
     map_enum!(p, m::PatchType => t::PatchType { JsonMerge, StrategicMerge, Apply, JsonPatch })
 }
@@ -399,7 +414,7 @@ impl rt::Guest for Component {
             default_namespace: o.default_namespace,
         };
         let status = match resource_in(resource) {
-            Ok(resource) => crate::runtime::delete(&Imports, &resource, &options).status,
+            Ok(resource) => crate::runtime::delete(&Imports, &Imports, &resource, &options).status,
             Err(status) => Some(status),
         };
         rt::DeleteResponse {
@@ -464,19 +479,25 @@ impl logic::Guest for Component {
     ) -> Result<logic::ObjectDiff, t::Status> {
         let before = optional_arg(before, "before")?;
         let after = optional_arg(after, "after")?;
-        let d = crate::diff::diff(before.as_ref(), after.as_ref(), &ignore_paths);
-        Ok(logic::ObjectDiff {
-            changes: d
-                .changes
-                .into_iter()
-                .map(|c| logic::FieldChange {
-                    path: c.path,
-                    before: c.before,
-                    after: c.after,
-                })
-                .collect(),
-            unified: d.unified,
-        })
+        Ok(diff_out(crate::diff::diff(
+            before.as_ref(),
+            after.as_ref(),
+            &ignore_paths,
+        )))
+    }
+
+    fn drift(
+        prior: String,
+        live: Option<String>,
+        ignore_paths: Vec<String>,
+    ) -> Result<logic::ObjectDiff, t::Status> {
+        let prior = object_arg(&prior, "prior")?;
+        let live = optional_arg(live, "live")?;
+        Ok(diff_out(crate::diff::drift(
+            &prior,
+            live.as_ref(),
+            &ignore_paths,
+        )))
     }
 
     fn three_way_patch(

@@ -515,7 +515,8 @@ fn unknown_kinds_name_the_missing_crd() {
         "example.org/v2:Gadget:web:g",
         json!({"apiVersion": "example.org/v2", "kind": "Gadget", "metadata": {"name": "g"}}),
     );
-    let status = run(&c, None, Some(&plan), &ApplyOptions::default())
+    let host = FakeHost::default();
+    let status = runtime::apply(&c, &host, None, Some(&plan), &ApplyOptions::default())
         .status
         .unwrap();
     assert_eq!(status.code, StatusCode::KindNotInstalled);
@@ -524,7 +525,116 @@ fn unknown_kinds_name_the_missing_crd() {
         "{}",
         status.message
     );
+    assert!(
+        status.message.contains("retried 3 times"),
+        "{}",
+        status.message
+    );
+    assert_eq!(*host.slept.borrow(), [500, 1000, 2000], "backs off");
+    assert_eq!(host.progress.borrow().len(), 3);
     assert!(!c.wrote());
+
+    // A preview does not wait for a CRD.
+    let host = FakeHost::default();
+    let dry = ApplyOptions {
+        dry_run: true,
+        ..ApplyOptions::default()
+    };
+    let status = runtime::apply(&c, &host, None, Some(&plan), &dry)
+        .status
+        .unwrap();
+    assert_eq!(status.code, StatusCode::KindNotInstalled);
+    assert!(host.slept.borrow().is_empty());
+}
+
+/// A host whose second sleep is when the CRD of `Gadget` becomes served.
+struct CrdArrives<'a>(&'a FakeCluster, FakeHost);
+
+impl guest::cluster::HostServices for CrdArrives<'_> {
+    fn log(&self, level: guest::model::LogLevel, message: &str, fields: &[(&str, &str)]) {
+        self.1.log(level, message, fields);
+    }
+    fn progress(&self, event: &guest::model::Progress) {
+        self.1.progress(event);
+    }
+    fn sleep(&self, ms: u32) {
+        self.1.sleep(ms);
+        if self.1.slept.borrow().len() == 2 {
+            self.0.0.borrow_mut().kinds.push(guest::model::ApiResource {
+                group: "example.org".into(),
+                version: "v2".into(),
+                kind: "Gadget".into(),
+                plural: "gadgets".into(),
+                namespaced: true,
+            });
+        }
+    }
+}
+
+#[test]
+fn a_crd_arriving_during_the_back_off_is_used() {
+    let c = FakeCluster::new();
+    let plan = resource(
+        "example.org/v2:Gadget:web:g",
+        json!({"apiVersion": "example.org/v2", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {"a": 1}}),
+    );
+    let host = CrdArrives(&c, FakeHost::default());
+    let r = runtime::apply(&c, &host, None, Some(&plan), &ApplyOptions::default());
+    ok(&r);
+    assert_eq!(r.action, Action::Create);
+    assert_eq!(*host.1.slept.borrow(), [500, 1000]);
+    assert!(c.object("gadgets", Some("web"), "g").is_some());
+}
+
+#[test]
+fn client_side_records_the_plan_and_uses_it_when_there_is_no_prior() {
+    let c = FakeCluster::new();
+    let v1 = configmap("cfg", json!({"a": "1", "b": "2"}));
+    ok(&run(&c, None, Some(&v1), &csa()));
+    let live = c.object("configmaps", Some("web"), "cfg").unwrap();
+    let recorded: Value = serde_json::from_str(
+        live["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(recorded["data"], json!({"a": "1", "b": "2"}));
+
+    // No prior: the annotation is the original, so nothing to do, then `b` is removed.
+    c.clear_log();
+    let again = run(&c, None, Some(&v1), &csa());
+    ok(&again);
+    assert_eq!(again.action, Action::Unchanged);
+    assert!(!c.wrote(), "{:?}", c.log());
+    let v2 = configmap("cfg", json!({"a": "1"}));
+    let r = run(&c, None, Some(&v2), &csa());
+    ok(&r);
+    assert_eq!(r.action, Action::Update);
+    assert_eq!(
+        c.object("configmaps", Some("web"), "cfg").unwrap()["data"],
+        json!({"a": "1"})
+    );
+}
+
+#[test]
+fn client_side_quantities_in_another_unit_make_no_request() {
+    let c = FakeCluster::new();
+    let with = |memory: &str| {
+        deployment(
+            "web",
+            1,
+            json!([{"name": "app", "image": "app", "resources": {"requests": {"memory": memory}}}]),
+        )
+    };
+    ok(&run(&c, None, Some(&with("1024Mi")), &csa()));
+    c.clear_log();
+    let r = run(&c, Some(&with("1024Mi")), Some(&with("1Gi")), &csa());
+    ok(&r);
+    assert_eq!(r.action, Action::Unchanged);
+    assert!(!c.wrote(), "{:?}", c.log());
+    let r = run(&c, Some(&with("1024Mi")), Some(&with("2Gi")), &csa());
+    ok(&r);
+    assert_eq!(r.action, Action::Update);
 }
 
 #[test]

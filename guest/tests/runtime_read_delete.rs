@@ -8,7 +8,7 @@ use guest::model::{
 };
 use guest::runtime;
 use serde_json::json;
-use support::{FakeCluster, Request, Verb, configmap, resource};
+use support::{FakeCluster, FakeHost, Request, Verb, configmap, resource};
 
 fn seed(c: &FakeCluster) {
     c.put("configmaps", json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": "web"}, "data": {"a": "1"}}));
@@ -105,11 +105,21 @@ fn delete_succeeds_when_gone_and_passes_the_propagation_policy() {
         propagation_policy: Some(PropagationPolicy::Foreground),
         ..Default::default()
     };
-    let r = runtime::delete(&c, &configmap("cfg", json!({})), &options);
+    let r = runtime::delete(
+        &c,
+        &FakeHost::default(),
+        &configmap("cfg", json!({})),
+        &options,
+    );
     assert_eq!(r.status, None);
     assert!(c.object("configmaps", Some("web"), "cfg").is_none());
     assert!(c.log().iter().any(|r| matches!(r, Request::Delete { options, .. } if options.propagation_policy == Some(PropagationPolicy::Foreground))));
-    let r = runtime::delete(&c, &configmap("cfg", json!({})), &options);
+    let r = runtime::delete(
+        &c,
+        &FakeHost::default(),
+        &configmap("cfg", json!({})),
+        &options,
+    );
     assert_eq!(r.status, None);
 }
 
@@ -119,6 +129,7 @@ fn delete_dry_run_keeps_the_object() {
     seed(&c);
     let r = runtime::delete(
         &c,
+        &FakeHost::default(),
         &configmap("cfg", json!({})),
         &DeleteRequest {
             dry_run: true,
@@ -133,7 +144,12 @@ fn delete_dry_run_keeps_the_object() {
 fn delete_names_pending_finalizers() {
     let c = FakeCluster::new();
     c.put("configmaps", json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": "web", "finalizers": ["example.com/keep"]}}));
-    let r = runtime::delete(&c, &configmap("cfg", json!({})), &DeleteRequest::default());
+    let r = runtime::delete(
+        &c,
+        &FakeHost::default(),
+        &configmap("cfg", json!({})),
+        &DeleteRequest::default(),
+    );
     let status = r.status.unwrap();
     assert_eq!(status.kind, StatusKind::Info);
     assert!(
@@ -150,7 +166,7 @@ fn delete_of_an_unserved_kind_is_a_warning_and_errors_are_mapped() {
         "x.io/v1:Thing:web:t",
         json!({"apiVersion": "x.io/v1", "kind": "Thing", "metadata": {"name": "t"}}),
     );
-    let status = runtime::delete(&c, &thing, &DeleteRequest::default())
+    let status = runtime::delete(&c, &FakeHost::default(), &thing, &DeleteRequest::default())
         .status
         .unwrap();
     assert_eq!(status.kind, StatusKind::Warning);
@@ -165,9 +181,41 @@ fn delete_of_an_unserved_kind_is_a_warning_and_errors_are_mapped() {
             "configmaps \"cfg\" is forbidden: user cannot delete",
         ),
     );
-    let status = runtime::delete(&c, &configmap("cfg", json!({})), &DeleteRequest::default())
-        .status
-        .unwrap();
+    let status = runtime::delete(
+        &c,
+        &FakeHost::default(),
+        &configmap("cfg", json!({})),
+        &DeleteRequest::default(),
+    )
+    .status
+    .unwrap();
     assert_eq!(status.code, StatusCode::PermissionDenied);
     assert!(status.message.contains("user cannot delete"));
+}
+
+#[test]
+fn foreground_delete_waits_and_names_the_finalizers_that_block_it() {
+    let c = FakeCluster::new();
+    c.put("configmaps", json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": "web", "finalizers": ["example.com/keep"]}}));
+    let host = FakeHost::default();
+    let options = DeleteRequest {
+        propagation_policy: Some(PropagationPolicy::Foreground),
+        ..Default::default()
+    };
+    let status = runtime::delete(&c, &host, &configmap("cfg", json!({})), &options)
+        .status
+        .expect("blocked");
+    assert_eq!(status.kind, StatusKind::Error);
+    assert_eq!(status.code, StatusCode::Timeout);
+    assert!(
+        status.message.contains("example.com/keep"),
+        "{}",
+        status.message
+    );
+    let slept: u32 = host.slept.borrow().iter().sum();
+    assert!(
+        slept >= runtime::DELETE_WAIT_MS,
+        "waited {slept} ms before giving up"
+    );
+    assert!(c.object("configmaps", Some("web"), "cfg").is_some());
 }

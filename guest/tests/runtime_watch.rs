@@ -190,3 +190,67 @@ fn deleted_objects_are_not_found_until_the_timeout() {
     assert_eq!(r.resource, None);
     assert_eq!(r.status.unwrap().code, StatusCode::Timeout);
 }
+
+#[test]
+fn a_stream_that_delivered_is_resumed_and_one_that_did_not_is_relisted() {
+    let c = FakeCluster::new();
+    c.put("pods", pod(false, None));
+    let mut seen = pod(false, Some("ContainerCreating"));
+    seen["metadata"]["resourceVersion"] = json!("41");
+    let gone = || Err(ApiError::api(410, "Expired", "too old resource version"));
+    // Delivers version 41, then expires: resume from 41.
+    c.script_watch(vec![modified(seen), gone()]);
+    // Resuming from 41 fails at once: read the object again, then watch from its version.
+    c.script_watch(vec![gone()]);
+    c.script_watch(vec![modified(pod(true, None))]);
+    let host = FakeHost::default();
+    let r = runtime::watch(
+        &c,
+        &host,
+        &plan(),
+        &WatchRequest {
+            timeout_ms: 5_000,
+            ..Default::default()
+        },
+    );
+    assert_eq!(r.status, None);
+    let log = c.log();
+    let steps: Vec<String> = log
+        .iter()
+        .filter_map(|r| match r {
+            Request::Get(_) => Some("get".to_owned()),
+            Request::Watch(o) => Some(format!(
+                "watch@{}",
+                o.resource_version.as_deref().unwrap_or("now")
+            )),
+            _ => None,
+        })
+        .collect();
+    let initial = c.object("pods", Some("web"), "p").unwrap()["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        steps,
+        [
+            "get".to_owned(),
+            format!("watch@{initial}"),
+            "watch@41".to_owned(),
+            "get".to_owned(),
+            format!("watch@{initial}"),
+        ]
+    );
+    let rewatching: Vec<String> = host
+        .progress
+        .borrow()
+        .iter()
+        .filter(|p| p.phase == "rewatching")
+        .map(|p| p.message.clone())
+        .collect();
+    assert_eq!(rewatching.len(), 2, "{rewatching:?}");
+    assert!(
+        rewatching[0].contains("410 Gone")
+            && rewatching[0].contains("resuming from resourceVersion 41")
+    );
+    assert!(rewatching[1].contains("reading it again"), "{rewatching:?}");
+}

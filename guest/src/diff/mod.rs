@@ -8,8 +8,11 @@
 //! removed value, `*** (before)` / `*** (after)` for a changed one, in the changes and in the
 //! unified YAML diff alike.
 
+mod drift;
 mod ignore;
 mod quantity;
+
+pub use drift::{drift, overwritten};
 
 use std::collections::{HashMap, HashSet};
 

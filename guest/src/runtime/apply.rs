@@ -2,8 +2,11 @@
 //! client-side three-way merge, with no-op detection, optimistic-concurrency
 //! retries, immutable-field replacement and server (or offline) dry runs.
 
-use super::delete::{delete_target, finalizers};
-use super::{DEFAULT_FIELD_MANAGER, MAX_CONFLICT_RETRIES, immutable, patch, result_resource};
+use super::delete::{delete_target, wait_gone};
+use super::{
+    DEFAULT_FIELD_MANAGER, MAX_CONFLICT_RETRIES, immutable, last_applied, patch, resolve_patiently,
+    result_resource,
+};
 use crate::cluster::{Cluster, HostServices};
 use crate::errors::{self, Operation};
 use crate::model::{
@@ -37,7 +40,15 @@ pub fn apply<C: Cluster, H: HostServices>(
     };
     let result = match (plan, prior) {
         (Some(plan), _) => Manifest::from_resource(plan)
-            .and_then(|m| m.resolve(cluster, options.default_namespace.as_deref()))
+            .and_then(|m| {
+                let namespace = options.default_namespace.as_deref();
+                if options.dry_run {
+                    // A preview does not wait for a CRD to arrive.
+                    m.resolve(cluster, namespace)
+                } else {
+                    resolve_patiently(cluster, host, &plan.id, &m, namespace)
+                }
+            })
             .and_then(|target| {
                 let mut applier = Applier {
                     cluster,
@@ -54,9 +65,10 @@ pub fn apply<C: Cluster, H: HostServices>(
                 response.retries = applier.retries;
                 outcome
             })
-            .map(|(object, action)| {
+            .map(|(object, action, warning)| {
                 response.resource = Some(result_resource(plan, &object));
                 response.action = action;
+                response.status = warning;
             }),
         (None, Some(prior)) => delete_prior(cluster, prior, options, &mut response),
         (None, None) => Err(errors::invalid_argument(
@@ -158,8 +170,9 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
         Ok(())
     }
 
-    /// GET, then write; on a conflict re-GET and retry (M11).
-    fn run(&mut self) -> Result<(Value, Action), Status> {
+    /// GET, then write; on a conflict re-GET and retry (M11). The status is M10's
+    /// drift warning, when the write overwrites fields changed outside the tool.
+    fn run(&mut self) -> Result<(Value, Action, Option<Status>), Status> {
         self.get()?;
         loop {
             let step = match self.options.mode {
@@ -167,7 +180,13 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
                 ApplyMode::ClientSideThreeWay => self.client_side()?,
             };
             match step {
-                Step::Done(object, action) => return Ok((object, action)),
+                Step::Done(object, action) => {
+                    let warning = match (action, &self.live) {
+                        (Action::Update, Some(live)) => self.drift_warning(live, &object),
+                        _ => None,
+                    };
+                    return Ok((object, action, warning));
+                }
                 Step::Retry(_) if self.retries < MAX_CONFLICT_RETRIES => {
                     self.retries += 1;
                     self.progress(
@@ -250,12 +269,9 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
         let Some(live) = self.live.clone() else {
             return self.create();
         };
-        let original = self
-            .prior
-            .map(|p| &p.attributes)
-            .filter(|a| a.is_object())
-            .map(|a| target::sanitize(a, self.target.namespace.as_deref()));
-        let computed = patch::three_way(original.as_ref(), &self.target.object, Some(&live))?;
+        let original = self.original(&live);
+        let modified = last_applied::annotate(&self.target.object, Some(&live));
+        let computed = patch::three_way(original.as_ref(), &modified, Some(&live))?;
         if patch::is_empty(&computed.body) {
             return Ok(Step::Done(live, Action::Unchanged));
         }
@@ -263,8 +279,16 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
             let predicted = patch::apply_locally(&live, computed.type_, &computed.body)?;
             return Ok(match self.check_immutable(&live, &predicted)? {
                 Some(step) => step,
+                None if self.unchanged(&live, &predicted) => Step::Done(live, Action::Unchanged),
                 None => Step::Done(predicted, Action::Update),
             });
+        }
+        // A patch that changes nothing once applied (`1Gi` for `1024Mi`, only the
+        // annotation's text, ignored paths) is not sent.
+        if patch::apply_locally(&live, computed.type_, &computed.body)
+            .is_ok_and(|predicted| self.unchanged(&live, &predicted))
+        {
+            return Ok(Step::Done(live, Action::Unchanged));
         }
         let mut body = computed.body;
         if let (Some(rv), Some(meta)) = (
@@ -291,8 +315,64 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
         }
     }
 
+    /// The three-way "original": the plan kubectl (or krt) recorded in the live
+    /// object's last-applied annotation, else the prior; for server-side apply the prior.
+    /// Either is sanitized (M1), so a prior that is the server's object works too.
+    fn original(&self, live: &Value) -> Option<Value> {
+        let recorded = match self.options.mode {
+            ApplyMode::ClientSideThreeWay => last_applied::recorded(live),
+            ApplyMode::ServerSide => None,
+        };
+        recorded
+            .or_else(|| {
+                self.prior
+                    .map(|p| &p.attributes)
+                    .filter(|a| a.is_object())
+                    .cloned()
+            })
+            .map(|o| last_applied::strip(&target::sanitize(&o, self.namespace())))
+    }
+
+    /// M10: a warning naming the fields changed outside the tool that `result` overwrites.
+    fn drift_warning(&self, live: &Value, result: &Value) -> Option<Status> {
+        let original = self.original(live)?;
+        let fields = crate::diff::overwritten(&original, live, result, &self.options.ignore_paths);
+        if fields.is_empty() {
+            return None;
+        }
+        let names: Vec<&str> = fields.iter().map(|f| f.path.as_str()).collect();
+        Some(Status {
+            causes: fields
+                .iter()
+                .map(|f| crate::model::Cause {
+                    field: f.path.clone(),
+                    reason: "FieldChangedOutside".into(),
+                    message: format!(
+                        "last applied {}, live {}",
+                        f.before.as_deref().unwrap_or("(absent)"),
+                        f.after.as_deref().unwrap_or("(absent)")
+                    ),
+                })
+                .collect(),
+            ..Status::warning(
+                StatusCode::Unknown,
+                "DriftOverwritten",
+                format!(
+                    "{} of {} changed outside the tool and {} overwritten",
+                    names.join(", "),
+                    self.target.subject,
+                    if self.options.dry_run {
+                        "would be"
+                    } else {
+                        "was"
+                    }
+                ),
+            )
+        })
+    }
+
     fn create(&mut self) -> Result<Step, Status> {
-        let object = self.target.object.clone();
+        let object = last_applied::annotate(&self.target.object, None);
         if self.options.dry_run && self.options.offline {
             return Ok(Step::Done(object, Action::Create));
         }
@@ -386,14 +466,14 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
             false,
             Some(PropagationPolicy::Foreground),
         )?;
-        self.wait_gone()?;
+        wait_gone(self.cluster, self.host, &self.target, REPLACE_WAIT_MS)?;
         let object = self.target.object.clone();
         let created = match self.options.mode {
             ApplyMode::ServerSide => self.patch(PatchType::Apply, &object, false),
             ApplyMode::ClientSideThreeWay => self.cluster.create(
                 &self.target.api,
                 self.namespace(),
-                &object,
+                &last_applied::annotate(&object, None),
                 &CreateOptions {
                     dry_run: false,
                     field_manager: Some(self.field_manager()),
@@ -403,43 +483,6 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
         created
             .map(|result| Step::Done(result, Action::Replace))
             .map_err(|e| self.map(&e, Operation::Create))
-    }
-
-    fn wait_gone(&self) -> Result<(), Status> {
-        let mut waited = 0u32;
-        let mut delay = 100u32;
-        loop {
-            let current = self
-                .cluster
-                .get(&self.target.api, self.namespace(), &self.target.name)
-                .map_err(|e| self.map(&e, Operation::Get))?;
-            let Some(current) = current else {
-                return Ok(());
-            };
-            if waited >= REPLACE_WAIT_MS {
-                let pending = finalizers(&current);
-                return Err(Status {
-                    retryable: true,
-                    ..Status::error(
-                        StatusCode::Timeout,
-                        "ReplaceTimeout",
-                        format!(
-                            "{} was deleted for replacement but still exists after {} s{}",
-                            self.target.subject,
-                            REPLACE_WAIT_MS / 1000,
-                            if pending.is_empty() {
-                                String::new()
-                            } else {
-                                format!("; pending finalizers: {}", pending.join(", "))
-                            }
-                        ),
-                    )
-                });
-            }
-            self.host.sleep(delay);
-            waited = waited.saturating_add(delay);
-            delay = (delay * 2).min(1000);
-        }
     }
 
     /// Whether the result equals live once both are normalized and ignore paths dropped.

@@ -1,7 +1,8 @@
 //! `runtime.delete`: delete an object; one that is already gone is a success.
+//! A foreground delete waits until the object is gone (delete-and-wait).
 
 use super::soften_kind_not_installed;
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, HostServices};
 use crate::errors::{self, Operation};
 use crate::model::{
     DeleteOptions, DeleteRequest, DeleteResponse, PropagationPolicy, Resource, Status, StatusCode,
@@ -9,14 +10,21 @@ use crate::model::{
 use crate::target::{Manifest, Target};
 use serde_json::Value;
 
+/// How long a foreground delete waits for the object to disappear.
+pub const DELETE_WAIT_MS: u32 = 120_000;
+
 /// Deletes the object of `resource`.
 ///
 /// A missing object is a success; a kind the cluster does not serve is a
-/// success with a `kind-not-installed` warning; an object that still exists
-/// after the call (finalizers, graceful deletion) is a success with an `info`
-/// status naming the pending finalizers.
-pub fn delete<C: Cluster>(
+/// success with a `kind-not-installed` warning. With propagation policy
+/// `foreground` the call waits (up to [`DELETE_WAIT_MS`]) until the object and
+/// its dependents are gone, and fails with `timeout` naming the finalizers that
+/// still block it; otherwise an object that still exists after the call
+/// (finalizers, graceful deletion) is a success with an `info` status naming
+/// the pending finalizers.
+pub fn delete<C: Cluster, H: HostServices>(
     cluster: &C,
+    host: &H,
     resource: &Resource,
     options: &DeleteRequest,
 ) -> DeleteResponse {
@@ -35,9 +43,63 @@ pub fn delete<C: Cluster>(
         &target,
         options.dry_run,
         options.propagation_policy,
-    );
+    )
+    .and_then(|pending| match pending {
+        Some(_) if options.propagation_policy == Some(PropagationPolicy::Foreground) => {
+            wait_gone(cluster, host, &target, DELETE_WAIT_MS).map(|()| None)
+        }
+        pending => Ok(pending),
+    });
     DeleteResponse {
         status: status.unwrap_or_else(Some),
+    }
+}
+
+/// Polls (with back-off, 0.1 s doubling to 1 s) until the object is gone or
+/// `limit_ms` of sleeping passed; then fails with `timeout` naming the pending
+/// finalizers. Time is counted in requested sleeps, so a fake host's instant
+/// sleeps keep tests fast and the host's clamp keeps the wait inside the call.
+pub(super) fn wait_gone<C: Cluster, H: HostServices>(
+    cluster: &C,
+    host: &H,
+    target: &Target,
+    limit_ms: u32,
+) -> Result<(), Status> {
+    let mut waited = 0u32;
+    let mut delay = 100u32;
+    loop {
+        let current = cluster
+            .get(&target.api, target.namespace.as_deref(), &target.name)
+            .map_err(|e| errors::map_api_error(&e, &target.subject, Operation::Get))?;
+        let Some(current) = current else {
+            return Ok(());
+        };
+        if waited >= limit_ms {
+            let pending = finalizers(&current);
+            return Err(Status {
+                retryable: true,
+                ..Status::error(
+                    StatusCode::Timeout,
+                    "DeletionTimeout",
+                    format!(
+                        "{} was deleted but still exists after {} s{}",
+                        target.subject,
+                        limit_ms / 1000,
+                        if pending.is_empty() {
+                            String::new()
+                        } else {
+                            format!(
+                                "; it is blocked by these finalizers: {}",
+                                pending.join(", ")
+                            )
+                        }
+                    ),
+                )
+            });
+        }
+        host.sleep(delay);
+        waited = waited.saturating_add(delay);
+        delay = (delay * 2).min(1000);
     }
 }
 

@@ -2,19 +2,23 @@
 //! generic over the cluster and host services they reach.
 
 mod apply;
+mod children;
 mod delete;
 mod immutable;
+mod last_applied;
 pub mod patch;
 mod read;
 mod watch;
 
 pub use apply::apply;
-pub use delete::delete;
+pub use delete::{DELETE_WAIT_MS, delete};
 pub use read::read;
 pub use watch::watch;
 
-use crate::model::{Resource, Status, StatusCode};
+use crate::cluster::{Cluster, HostServices};
+use crate::model::{Progress, Resource, Status, StatusCode};
 use crate::normalize;
+use crate::target::{Manifest, Target};
 use serde_json::Value;
 
 /// The field manager used when the caller names none.
@@ -22,6 +26,45 @@ pub const DEFAULT_FIELD_MANAGER: &str = "krt";
 
 /// How many times a write is retried after an optimistic-concurrency conflict (M11).
 pub const MAX_CONFLICT_RETRIES: u32 = 5;
+
+/// Back-off before each new attempt to resolve a kind the cluster does not serve
+/// (E3: its CRD may be arriving); the host re-runs discovery on every attempt.
+const KIND_RETRY_DELAYS_MS: [u32; 3] = [500, 1000, 2000];
+
+/// Resolves the manifest's kind, retrying `kind-not-installed` with back-off
+/// ([`KIND_RETRY_DELAYS_MS`]) before failing with it.
+fn resolve_patiently<C: Cluster, H: HostServices>(
+    cluster: &C,
+    host: &H,
+    id: &str,
+    manifest: &Manifest,
+    default_namespace: Option<&str>,
+) -> Result<Target, Status> {
+    let mut retries = 0;
+    loop {
+        match manifest.resolve(cluster, default_namespace) {
+            Err(mut status) if status.code == StatusCode::KindNotInstalled => {
+                let Some(&delay) = KIND_RETRY_DELAYS_MS.get(retries) else {
+                    status.message = format!("{} (retried {retries} times)", status.message);
+                    return Err(status);
+                };
+                retries += 1;
+                host.progress(&Progress {
+                    id: id.to_owned(),
+                    phase: "retrying".into(),
+                    message: format!(
+                        "{}; retry {retries}/{} in {delay} ms",
+                        status.message,
+                        KIND_RETRY_DELAYS_MS.len()
+                    ),
+                    health: None,
+                });
+                host.sleep(delay);
+            }
+            other => return other,
+        }
+    }
+}
 
 /// The resource to return: `object` normalized, with id, type, dependsOn and
 /// extensions copied from the request.

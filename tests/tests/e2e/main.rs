@@ -1,9 +1,11 @@
 //! End-to-end tests of krt across the wasm boundary, against `krt-sim`:
 //! the `krt` binary (`cli`) and the Rust `Runtime` API (`runtime_api`).
 
+mod apply_semantics;
 mod cli;
 mod conformance;
 mod kubeconfig;
 mod real_cluster;
 mod runtime_api;
 mod support;
+mod watch_health;

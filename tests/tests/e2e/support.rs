@@ -278,3 +278,10 @@ pub fn resource(attributes: Value) -> Resource {
         extensions: json!({}),
     }
 }
+
+impl Cluster {
+    /// The simulator itself, for fault injection (`close_watches`, `expire_resource_versions`).
+    pub fn sim(&self) -> &sim::Sim {
+        &self._sim
+    }
+}
