@@ -126,7 +126,7 @@ impl Runtime for NativeRuntime {
         let resource = resource.clone();
         let mut options = options.clone();
         options.default_namespace = self.default_namespace(&options.default_namespace);
-        self.run(move |c, _| guest::runtime::delete(c, &resource, &options).status)
+        self.run(move |c, h| guest::runtime::delete(c, h, &resource, &options).status)
             .await
             .unwrap_or_else(Some)
     }
