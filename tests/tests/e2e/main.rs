@@ -2,6 +2,7 @@
 //! the `krt` binary (`cli`) and the Rust `Runtime` API (`runtime_api`).
 
 mod apply_semantics;
+mod auth;
 mod cli;
 mod conformance;
 mod kubeconfig;
