@@ -3,4 +3,5 @@
 
 mod cli;
 mod runtime_api;
+mod sandbox;
 mod support;
