@@ -74,6 +74,8 @@ pub(crate) enum LimitHit {
     HostCalls(u32),
     /// More log and progress bytes than [`Limits::max_output_bytes`].
     Output(usize),
+    /// A host call (a sleep) would run past [`Limits::call_timeout`].
+    Deadline(Duration),
 }
 
 impl fmt::Display for LimitHit {
@@ -84,6 +86,7 @@ impl fmt::Display for LimitHit {
             LimitHit::Cpu(d) => write!(f, "its CPU time limit of {d:?}"),
             LimitHit::HostCalls(n) => write!(f, "its limit of {n} host calls"),
             LimitHit::Output(n) => write!(f, "its limit of {n} bytes of logs and progress"),
+            LimitHit::Deadline(d) => write!(f, "its wall-clock limit of {d:?}"),
         }
     }
 }

@@ -2,7 +2,8 @@
 //! embedder's [`EventSink`](crate::events::EventSink), and a sleep clamped to
 //! the call's deadline. Each call counts against the host-call limit; output
 //! past the per-operation byte cap stops the guest (a log flood is a limit hit,
-//! not silently truncated output). Sleeping is host time, not guest CPU time.
+//! not silently truncated output). Sleeping is host time, not guest CPU time;
+//! a sleep past the call's wall-clock deadline ends the call at the deadline.
 
 use crate::bindings::host_services::{Host, LogLevel, ProgressEvent};
 use crate::convert::{health_from_wit, log_level_from_wit};
@@ -57,9 +58,14 @@ impl Host for KrtView<'_> {
         self.ctx.enter()?;
         let started = Instant::now();
         let left = self.ctx.deadline.saturating_duration_since(started);
-        let wait = Duration::from_millis(ms.into()).min(MAX_SLEEP).min(left);
-        tokio::time::sleep(wait).await;
+        let asked = Duration::from_millis(ms.into()).min(MAX_SLEEP);
+        tokio::time::sleep(asked.min(left)).await;
         self.ctx.host_time += started.elapsed();
+        if asked > left {
+            // The call cannot finish in time: stop it at the deadline.
+            let limit = self.ctx.limits.call_timeout;
+            return Err(self.ctx.trip(LimitHit::Deadline(limit)));
+        }
         Ok(())
     }
 }

@@ -11,6 +11,9 @@ use wasmtime::Trap;
 
 /// A failed guest call (trap, limit hit or host error) as a status.
 pub(crate) fn classify(export: &str, err: &wasmtime::Error, state: &HostState) -> Status {
+    if let Some(LimitHit::Deadline(timeout)) = state.limit_hit() {
+        return deadline(export, timeout, state);
+    }
     let text = format!("{err:#}");
     let stderr = state.stderr();
     let (code, reason, what) = match (state.limit_hit(), err.downcast_ref::<Trap>()) {
@@ -50,6 +53,7 @@ fn limit_reason(hit: LimitHit) -> &'static str {
         LimitHit::Cpu(_) => "GuestCpuLimit",
         LimitHit::HostCalls(_) => "GuestHostCallLimit",
         LimitHit::Output(_) => "GuestOutputLimit",
+        LimitHit::Deadline(_) => "CallTimeout",
     }
 }
 
