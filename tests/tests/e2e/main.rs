@@ -8,5 +8,6 @@ mod conformance;
 mod kubeconfig;
 mod real_cluster;
 mod runtime_api;
+mod sandbox;
 mod support;
 mod watch_health;
