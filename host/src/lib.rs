@@ -16,7 +16,9 @@ mod events;
 mod imports;
 pub mod manifest;
 mod runtime;
+pub mod stack;
 mod state;
+pub mod state_store;
 
 pub use cluster::KubeCluster;
 pub use connect::{ClusterChoice, ConnectOptions, Connected, connect};
