@@ -49,15 +49,13 @@ pub fn load(path: &Path) -> Result<Vec<Loaded>, ManifestError> {
     let name = path.display().to_string();
     if name == "-" {
         let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(|e| {
-            ManifestError::one(format!("failed to read standard input: {e}"))
-        })?;
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|e| ManifestError::one(format!("failed to read standard input: {e}")))?;
         return parse(&name, &text);
     }
     if path.is_dir() {
-        let entries = std::fs::read_dir(path).map_err(|e| {
-            ManifestError::one(format!("failed to read directory '{name}': {e}"))
-        })?;
+        let entries = std::fs::read_dir(path)
+            .map_err(|e| ManifestError::one(format!("failed to read directory '{name}': {e}")))?;
         let mut files: Vec<_> = entries
             .filter_map(Result::ok)
             .map(|e| e.path())
@@ -170,7 +168,11 @@ fn spec_resource(item: &Value) -> Result<Resource, String> {
                 "resource '{id}' has type '{other}'; krt runs only type 'Kubernetes'"
             ));
         }
-        None => return Err(format!("resource '{id}': missing type (expected 'Kubernetes')")),
+        None => {
+            return Err(format!(
+                "resource '{id}': missing type (expected 'Kubernetes')"
+            ));
+        }
     }
     let depends_on = match &item["dependsOn"] {
         Value::Null => Vec::new(),
@@ -208,7 +210,9 @@ fn check_object(object: &Value) -> Result<(), String> {
     let text = |v: &Value, what: &str| -> Result<(), String> {
         match v {
             Value::String(s) if !s.trim().is_empty() && !s.contains(':') => Ok(()),
-            Value::String(s) if s.contains(':') => Err(format!("{what} '{s}' must not contain ':'")),
+            Value::String(s) if s.contains(':') => {
+                Err(format!("{what} '{s}' must not contain ':'"))
+            }
             Value::Null => Err(format!("missing {what}")),
             _ => Err(format!("{what} must be a non-empty string")),
         }
@@ -349,9 +353,15 @@ resources:
             lines[0].starts_with("bad.yaml: document 1: resource 1: resource 'hashicorp:random:random_password:pw' has type 'Terraform'"),
             "{err}"
         );
-        assert!(lines[1].starts_with("bad.yaml: document 1: resource 2: "), "{err}");
+        assert!(
+            lines[1].starts_with("bad.yaml: document 1: resource 2: "),
+            "{err}"
+        );
         assert!(lines[1].contains("Secret"), "{err}");
         assert!(lines[2].contains("found 2 segment(s)"), "{err}");
-        assert!(lines[3].ends_with("attributes: missing metadata.name"), "{err}");
+        assert!(
+            lines[3].ends_with("attributes: missing metadata.name"),
+            "{err}"
+        );
     }
 }

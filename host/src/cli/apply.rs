@@ -89,7 +89,11 @@ impl Walk<'_> {
         }
         state.put(resource.clone());
         self.backend.save(&mut state).await.map_err(|e| {
-            Status::error(StatusCode::Internal, "StateNotSaved", format!("{:#}", anyhow::Error::from(e)))
+            Status::error(
+                StatusCode::Internal,
+                "StateNotSaved",
+                format!("{:#}", anyhow::Error::from(e)),
+            )
         })
     }
 
@@ -100,7 +104,11 @@ impl Walk<'_> {
         let mut report = ResourceReport::new(&resource.id, Outcome::Unchanged);
         report.action = Some(action);
         let fail = |mut report: ResourceReport, status: &Status| {
-            report.result = if status.code == StatusCode::Timeout { Outcome::TimedOut } else { Outcome::Failed };
+            report.result = if status.code == StatusCode::Timeout {
+                Outcome::TimedOut
+            } else {
+                Outcome::Failed
+            };
             report.error = Some(ErrorReport::from(status));
             report.took(started.elapsed())
         };
@@ -111,13 +119,19 @@ impl Walk<'_> {
                 Err(status) => fail(report, &status),
             };
         }
-        self.progress.start(&resource.id, match action {
-            Action::Create => "creating",
-            Action::Replace => "replacing",
-            _ => "updating",
-        });
+        self.progress.start(
+            &resource.id,
+            match action {
+                Action::Create => "creating",
+                Action::Replace => "replacing",
+                _ => "updating",
+            },
+        );
         let prior = self.state.lock().await.get(&resource.id).cloned();
-        let r = self.runtime.apply(prior.as_ref(), Some(resource), self.options).await;
+        let r = self
+            .runtime
+            .apply(prior.as_ref(), Some(resource), self.options)
+            .await;
         if let Some(status) = r.status.as_ref().filter(|s| s.is_error()) {
             return fail(report, status);
         }
@@ -140,7 +154,12 @@ impl Walk<'_> {
 }
 
 /// Reports of resources skipped because a dependency failed.
-pub fn skipped(stack: &Stack, outcomes: &[stack::Outcome], reports: &mut [Option<ResourceReport>], progress: &Progress) {
+pub fn skipped(
+    stack: &Stack,
+    outcomes: &[stack::Outcome],
+    reports: &mut [Option<ResourceReport>],
+    progress: &Progress,
+) {
     for (i, o) in outcomes.iter().enumerate() {
         if let stack::Outcome::Skipped(cause) = o {
             let mut r = ResourceReport::new(&stack.resources[i].id, Outcome::Skipped);
@@ -182,14 +201,26 @@ impl ApplyCommand {
             printer,
             stack,
             &plan,
-            &format!("Preview of stack '{}' (state: {}):", global.stack, session.backend.describe(&global.stack)),
+            &format!(
+                "Preview of stack '{}' (state: {}):",
+                global.stack,
+                session.backend.describe(&global.stack)
+            ),
         );
         if plan.failed() {
             printer.error("the preview failed (see above); nothing was applied");
-            printer.document(&Report::new("apply", &global.stack, ExitCode::Failure, plan.reports(stack)));
+            printer.document(&Report::new(
+                "apply",
+                &global.stack,
+                ExitCode::Failure,
+                plan.reports(stack),
+            ));
             return Ok(ExitCode::Failure);
         }
-        if plan.changes() && printer.human_is_terminal() && std::io::stdin().is_terminal() && !self.yes
+        if plan.changes()
+            && printer.human_is_terminal()
+            && std::io::stdin().is_terminal()
+            && !self.yes
             && !printer.confirm(&format!("Apply these changes to stack '{}'?", global.stack))
         {
             printer.out("Apply cancelled; nothing was changed.");
@@ -199,7 +230,11 @@ impl ApplyCommand {
             printer.out("Nothing to change.");
         }
         let started = Instant::now();
-        let mut ids: Vec<&str> = stack.order.iter().map(|&i| stack.resources[i].id.as_str()).collect();
+        let mut ids: Vec<&str> = stack
+            .order
+            .iter()
+            .map(|&i| stack.resources[i].id.as_str())
+            .collect();
         ids.extend(plan.deletes.iter().map(|d| d.id.as_str()));
         let progress = Arc::new(Progress::new(printer, &ids));
         let runtime = session.runtime.clone().with_events(progress.clone());
@@ -230,11 +265,23 @@ impl ApplyCommand {
         .await;
         let mut reports = reports.into_inner();
         skipped(stack, &outcomes, &mut reports, &progress);
-        let mut all: Vec<ResourceReport> = stack.order.iter().filter_map(|&i| reports[i].take()).collect();
+        let mut all: Vec<ResourceReport> = stack
+            .order
+            .iter()
+            .filter_map(|&i| reports[i].take())
+            .collect();
         if !plan.deletes.is_empty() {
             let deletes = Stack::recorded(plan.deletes.clone());
-            let mut deleted =
-                delete_walk(&runtime, &session.backend, &state, &deletes, &progress, global, concurrency).await;
+            let mut deleted = delete_walk(
+                &runtime,
+                &session.backend,
+                &state,
+                &deletes,
+                &progress,
+                global,
+                concurrency,
+            )
+            .await;
             all.append(&mut deleted);
         }
         if !progress.is_live() {
@@ -244,16 +291,19 @@ impl ApplyCommand {
         let exit = exit_of(&all);
         printer.out(format!(
             "Applied: {} ({}).",
-            counts(&all, &[
-                Outcome::Created,
-                Outcome::Updated,
-                Outcome::Replaced,
-                Outcome::Deleted,
-                Outcome::Unchanged,
-                Outcome::Failed,
-                Outcome::TimedOut,
-                Outcome::Skipped,
-            ]),
+            counts(
+                &all,
+                &[
+                    Outcome::Created,
+                    Outcome::Updated,
+                    Outcome::Replaced,
+                    Outcome::Deleted,
+                    Outcome::Unchanged,
+                    Outcome::Failed,
+                    Outcome::TimedOut,
+                    Outcome::Skipped,
+                ]
+            ),
             super::report::seconds(started.elapsed().as_millis() as u64)
         ));
         for r in all.iter().filter(|r| r.error.is_some()) {

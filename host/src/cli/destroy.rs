@@ -85,7 +85,12 @@ pub async fn delete_walk(
     .await;
     let mut reports = reports.into_inner();
     skipped(stack, &outcomes, &mut reports, progress);
-    stack.order.iter().rev().filter_map(|&i| reports[i].take()).collect()
+    stack
+        .order
+        .iter()
+        .rev()
+        .filter_map(|&i| reports[i].take())
+        .collect()
 }
 
 impl DestroyCommand {
@@ -97,7 +102,9 @@ impl DestroyCommand {
         let input = if self.input.files.is_empty() {
             None
         } else {
-            let args = super::InputArgs { files: self.input.files.clone() };
+            let args = super::InputArgs {
+                files: self.input.files.clone(),
+            };
             match session::load_stack(&args, printer) {
                 Some(stack) => Some(stack),
                 None => return Ok(ExitCode::Failure),
@@ -131,24 +138,48 @@ impl DestroyCommand {
         };
         printer.out(paint(
             style::BOLD,
-            format!("Destroy of stack '{}' (state: {}):", global.stack, session.backend.describe(&global.stack)),
+            format!(
+                "Destroy of stack '{}' (state: {}):",
+                global.stack,
+                session.backend.describe(&global.stack)
+            ),
         ));
         if targets.resources.is_empty() {
             printer.out("Nothing to destroy.");
-            printer.document(&Report::new("destroy", &global.stack, ExitCode::Success, Vec::new()));
+            printer.document(&Report::new(
+                "destroy",
+                &global.stack,
+                ExitCode::Success,
+                Vec::new(),
+            ));
             return Ok(ExitCode::Success);
         }
         for &i in targets.order.iter().rev() {
-            printer.out(format!("  {}{}", paint(style::RED, "- delete    "), targets.resources[i].id));
+            printer.out(format!(
+                "  {}{}",
+                paint(style::RED, "- delete    "),
+                targets.resources[i].id
+            ));
         }
-        if printer.human_is_terminal() && std::io::stdin().is_terminal() && !self.yes
-            && !printer.confirm(&format!("Delete these {} resources of stack '{}'?", targets.resources.len(), global.stack))
+        if printer.human_is_terminal()
+            && std::io::stdin().is_terminal()
+            && !self.yes
+            && !printer.confirm(&format!(
+                "Delete these {} resources of stack '{}'?",
+                targets.resources.len(),
+                global.stack
+            ))
         {
             printer.out("Destroy cancelled; nothing was changed.");
             return Ok(ExitCode::Failure);
         }
         let started = Instant::now();
-        let ids: Vec<&str> = targets.order.iter().rev().map(|&i| targets.resources[i].id.as_str()).collect();
+        let ids: Vec<&str> = targets
+            .order
+            .iter()
+            .rev()
+            .map(|&i| targets.resources[i].id.as_str())
+            .collect();
         let progress = Arc::new(Progress::new(printer, &ids));
         let runtime = session.runtime.clone().with_events(progress.clone());
         let state = Mutex::new(state);

@@ -33,7 +33,9 @@ pub async fn drift_of(
         default_namespace: global.namespace.clone(),
         ..ApplyOptions::default()
     };
-    let r = runtime.apply(Some(recorded), Some(recorded), &options).await;
+    let r = runtime
+        .apply(Some(recorded), Some(recorded), &options)
+        .await;
     if let Some(status) = r.status.filter(Status::is_error) {
         return (Outcome::Failed, None, Some(status));
     }
@@ -41,7 +43,11 @@ pub async fn drift_of(
         Action::Unchanged => (Outcome::InSync, None, None),
         Action::Create => (Outcome::Missing, None, None),
         _ => {
-            let diff = guest::diff::diff(r.live.as_ref(), r.resource.as_ref().map(|p| &p.attributes), &[]);
+            let diff = guest::diff::diff(
+                r.live.as_ref(),
+                r.resource.as_ref().map(|p| &p.attributes),
+                &[],
+            );
             (Outcome::Drifted, Some(diff), None)
         }
     }
@@ -58,7 +64,10 @@ impl DriftCommand {
         let Some(targets) = session::targets(&self.input, &state, printer) else {
             return Ok(ExitCode::Failure);
         };
-        printer.out(paint(style::BOLD, format!("Drift of stack '{}' (live vs state):", global.stack)));
+        printer.out(paint(
+            style::BOLD,
+            format!("Drift of stack '{}' (live vs state):", global.stack),
+        ));
         let runtime = &session.runtime;
         let reports: Vec<ResourceReport> = futures::stream::iter(targets)
             .map(|(resource, recorded)| async move {
@@ -67,7 +76,10 @@ impl DriftCommand {
                     r.error = Some(ErrorReport {
                         code: guest::model::StatusCode::NotFound,
                         reason: "NotInState".into(),
-                        message: format!("{} is not recorded in stack '{}'", resource.id, global.stack),
+                        message: format!(
+                            "{} is not recorded in stack '{}'",
+                            resource.id, global.stack
+                        ),
                     });
                     return r;
                 };
@@ -83,7 +95,10 @@ impl DriftCommand {
         for r in &reports {
             printer.out(format!("  {} {}", r.result.painted(), r.id));
             if let Some(e) = &r.error {
-                printer.out(paint(style::RED, format!("      {}: {}", e.reason, e.message)));
+                printer.out(paint(
+                    style::RED,
+                    format!("      {}: {}", e.reason, e.message),
+                ));
             }
             if let Some(d) = &r.diff {
                 print_diff(printer, &d.unified);
@@ -91,11 +106,22 @@ impl DriftCommand {
         }
         printer.out(format!(
             "Drift: {}.",
-            counts(&reports, &[Outcome::InSync, Outcome::Drifted, Outcome::Missing, Outcome::Failed])
+            counts(
+                &reports,
+                &[
+                    Outcome::InSync,
+                    Outcome::Drifted,
+                    Outcome::Missing,
+                    Outcome::Failed
+                ]
+            )
         ));
         let exit = if reports.iter().any(|r| r.result == Outcome::Failed) {
             ExitCode::Failure
-        } else if reports.iter().any(|r| matches!(r.result, Outcome::Drifted | Outcome::Missing)) {
+        } else if reports
+            .iter()
+            .any(|r| matches!(r.result, Outcome::Drifted | Outcome::Missing))
+        {
             ExitCode::Drift
         } else {
             ExitCode::Success

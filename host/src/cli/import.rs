@@ -35,7 +35,13 @@ fn adopted(resource: &Resource, live: &Value, from_input: bool) -> (Resource, &'
         None if from_input => (resource.attributes.clone(), "the input"),
         None => (live.clone(), "the live object"),
     };
-    (Resource { attributes, ..resource.clone() }, source)
+    (
+        Resource {
+            attributes,
+            ..resource.clone()
+        },
+        source,
+    )
 }
 
 impl ImportCommand {
@@ -46,10 +52,20 @@ impl ImportCommand {
     pub async fn execute(self, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<ExitCode> {
         let mut targets: Vec<(Resource, bool)> = Vec::new();
         if !self.files.is_empty() {
-            let Some(stack) = session::load_stack(&InputArgs { files: self.files.clone() }, printer) else {
+            let Some(stack) = session::load_stack(
+                &InputArgs {
+                    files: self.files.clone(),
+                },
+                printer,
+            ) else {
                 return Ok(ExitCode::Failure);
             };
-            targets.extend(stack.order.iter().map(|&i| (stack.resources[i].clone(), true)));
+            targets.extend(
+                stack
+                    .order
+                    .iter()
+                    .map(|&i| (stack.resources[i].clone(), true)),
+            );
         }
         for id in &self.ids {
             let parsed = ResourceId::parse(id)?;
@@ -107,11 +123,20 @@ impl ImportCommand {
                 (None, Some(live)) => {
                     let (record, source) = adopted(&resource, &live.attributes, from_input);
                     state.put(record);
-                    printer.out(format!("  {} {} (recorded from {source})", Outcome::Imported.painted(), resource.id));
+                    printer.out(format!(
+                        "  {} {} (recorded from {source})",
+                        Outcome::Imported.painted(),
+                        resource.id
+                    ));
                 }
             }
             if let Some(e) = &report.error {
-                printer.out(format!("  {} {}: {}", Outcome::Failed.painted(), resource.id, paint(style::RED, &e.message)));
+                printer.out(format!(
+                    "  {} {}: {}",
+                    Outcome::Failed.painted(),
+                    resource.id,
+                    paint(style::RED, &e.message)
+                ));
             }
             reports.push(report);
         }
@@ -123,7 +148,11 @@ impl ImportCommand {
             global.stack,
             counts(&reports, &[Outcome::Imported, Outcome::Failed])
         ));
-        let exit = if reports.iter().any(|r| r.result == Outcome::Failed) { ExitCode::Failure } else { ExitCode::Success };
+        let exit = if reports.iter().any(|r| r.result == Outcome::Failed) {
+            ExitCode::Failure
+        } else {
+            ExitCode::Success
+        };
         printer.document(&Report::new("import", &global.stack, exit, reports));
         Ok(exit)
     }
@@ -146,9 +175,18 @@ mod tests {
         let live = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c",
             "annotations": {LAST_APPLIED_ANNOTATION: applied}}, "data": {"from": "live"}});
         let (r, source) = adopted(&resource, &live, true);
-        assert_eq!((r.attributes["data"]["from"].as_str(), source), (Some("kubectl"), "its last-applied configuration"));
+        assert_eq!(
+            (r.attributes["data"]["from"].as_str(), source),
+            (Some("kubectl"), "its last-applied configuration")
+        );
         let plain = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"from": "live"}});
-        assert_eq!(adopted(&resource, &plain, true).0.attributes["data"]["from"], "input");
-        assert_eq!(adopted(&resource, &plain, false).0.attributes["data"]["from"], "live");
+        assert_eq!(
+            adopted(&resource, &plain, true).0.attributes["data"]["from"],
+            "input"
+        );
+        assert_eq!(
+            adopted(&resource, &plain, false).0.attributes["data"]["from"],
+            "live"
+        );
     }
 }

@@ -62,8 +62,10 @@ impl ExitCode {
 /// krt: apply stacks of Kubernetes resources through a sandboxed WebAssembly runtime.
 #[derive(Debug, Parser)]
 #[command(name = "krt", version, about, long_about = None)]
-#[command(after_help = "Exit codes: 0 success; 1 invalid input or a failed resource; \
-2 usage error, or drift found (krt drift); 3 timeout waiting for health.")]
+#[command(
+    after_help = "Exit codes: 0 success; 1 invalid input or a failed resource; \
+2 usage error, or drift found (krt drift); 3 timeout waiting for health."
+)]
 pub struct Cli {
     /// Options every command takes.
     #[command(flatten)]
@@ -96,7 +98,13 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub component: Option<PathBuf>,
     /// The stack: the set of resources whose state is recorded together.
-    #[arg(short = 's', long, global = true, env = "KRT_STACK", default_value = "default")]
+    #[arg(
+        short = 's',
+        long,
+        global = true,
+        env = "KRT_STACK",
+        default_value = "default"
+    )]
     pub stack: String,
     /// Where the stack's state is kept: files under --state-dir (local), or a
     /// Secret `krt-state-<stack>` in --state-namespace (kubernetes).
@@ -200,7 +208,9 @@ impl Cli {
             _ => "trace",
         };
         tracing_subscriber::fmt()
-            .with_env_filter(EnvFilter::try_from_env("KRT_LOG").unwrap_or_else(|_| EnvFilter::new(level)))
+            .with_env_filter(
+                EnvFilter::try_from_env("KRT_LOG").unwrap_or_else(|_| EnvFilter::new(level)),
+            )
             .with_writer(std::io::stderr)
             .init();
     }

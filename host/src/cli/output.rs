@@ -104,7 +104,9 @@ impl Printer {
     pub fn document(&self, value: &impl Serialize) {
         let text = match self.format {
             OutputFormat::Table => return,
-            OutputFormat::Json => serde_json::to_string_pretty(value).map(|s| s + "\n").map_err(|e| e.to_string()),
+            OutputFormat::Json => serde_json::to_string_pretty(value)
+                .map(|s| s + "\n")
+                .map_err(|e| e.to_string()),
             OutputFormat::Yaml => serde_saphyr::to_string(value).map_err(|e| e.to_string()),
         };
         match text {

@@ -38,7 +38,11 @@ impl Plan {
 
     /// Whether anything would change.
     pub fn changes(&self) -> bool {
-        !self.deletes.is_empty() || self.planned.iter().any(|p| p.action != Some(Action::Unchanged))
+        !self.deletes.is_empty()
+            || self
+                .planned
+                .iter()
+                .any(|p| p.action != Some(Action::Unchanged))
     }
 
     /// The report lines of the plan (result `planned`, or `failed`), in order.
@@ -51,7 +55,11 @@ impl Plan {
                 let failed = p.status.as_ref().filter(|s| s.is_error());
                 let mut r = ResourceReport::new(
                     &stack.resources[i].id,
-                    if failed.is_some() { Outcome::Failed } else { Outcome::Planned },
+                    if failed.is_some() {
+                        Outcome::Failed
+                    } else {
+                        Outcome::Planned
+                    },
                 );
                 r.action = p.action;
                 r.error = failed.map(ErrorReport::from);
@@ -85,7 +93,9 @@ pub async fn plan(
     let dry = &dry;
     let mut planned: Vec<Planned> = futures::stream::iter(stack.resources.iter())
         .map(|resource| async move {
-            let r = runtime.apply(state.get(&resource.id), Some(resource), dry).await;
+            let r = runtime
+                .apply(state.get(&resource.id), Some(resource), dry)
+                .await;
             if r.status.as_ref().is_some_and(Status::is_error) {
                 return Planned {
                     action: None,
@@ -169,7 +179,11 @@ pub fn print(printer: &Printer, stack: &Stack, plan: &Plan, heading: &str) {
         printer.out(format!("  {}{}", mark(p.action), stack.resources[i].id));
         if let Some(status) = &p.status {
             let text = format!("      {}: {}", status.reason, status.message);
-            printer.out(if status.is_error() { paint(style::RED, text) } else { text });
+            printer.out(if status.is_error() {
+                paint(style::RED, text)
+            } else {
+                text
+            });
         }
         print_diff(printer, &p.diff.unified);
     }

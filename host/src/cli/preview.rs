@@ -32,15 +32,35 @@ impl PreviewCommand {
         let session = session::open(global, printer, Duration::ZERO).await?;
         let state = session.backend.load(&global.stack).await?;
         let options = self.write.options(global);
-        let plan = plan::plan(&session.runtime, &stack, &state, &options, usize::from(self.write.concurrency)).await;
+        let plan = plan::plan(
+            &session.runtime,
+            &stack,
+            &state,
+            &options,
+            usize::from(self.write.concurrency),
+        )
+        .await;
         plan::print(
             printer,
             &stack,
             &plan,
-            &format!("Preview of stack '{}' (state: {}):", global.stack, session.backend.describe(&global.stack)),
+            &format!(
+                "Preview of stack '{}' (state: {}):",
+                global.stack,
+                session.backend.describe(&global.stack)
+            ),
         );
-        let exit = if plan.failed() { ExitCode::Failure } else { ExitCode::Success };
-        printer.document(&Report::new("preview", &global.stack, exit, plan.reports(&stack)));
+        let exit = if plan.failed() {
+            ExitCode::Failure
+        } else {
+            ExitCode::Success
+        };
+        printer.document(&Report::new(
+            "preview",
+            &global.stack,
+            exit,
+            plan.reports(&stack),
+        ));
         Ok(exit)
     }
 }

@@ -7,7 +7,7 @@
 use super::output::{Printer, paint, style};
 use super::report::{Outcome, ResourceReport, health_word, seconds};
 use crate::events::EventSink;
-use guest::model::Progress as GuestProgress;
+use guest::model::{HealthState, Progress as GuestProgress};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -89,7 +89,9 @@ impl Progress {
     /// `id` starts `verb`ing (`creating`, `deleting`, `waiting`, ...).
     pub fn start(&self, id: &str, verb: &'static str) {
         let mut slots = self.slots.lock().expect("progress lock");
-        let Some(slot) = slots.get_mut(id) else { return };
+        let Some(slot) = slots.get_mut(id) else {
+            return;
+        };
         slot.started.get_or_insert_with(Instant::now);
         slot.verb = verb;
         if let Some(bar) = &slot.bar {
@@ -111,16 +113,25 @@ impl Progress {
     /// A message about `id` (the runtime's progress while it waits).
     pub fn message(&self, id: &str, text: &str) {
         let mut slots = self.slots.lock().expect("progress lock");
-        let Some(slot) = slots.get_mut(id) else { return };
+        let Some(slot) = slots.get_mut(id) else {
+            return;
+        };
         if slot.started.is_none() || slot.last == text {
             return;
         }
         slot.last = text.to_owned();
         match &slot.bar {
-            Some(bar) => bar.set_message(format!("{} {}", paint(style::YELLOW, slot.verb), paint(style::DIM, text))),
+            Some(bar) => bar.set_message(format!(
+                "{} {}",
+                paint(style::YELLOW, slot.verb),
+                paint(style::DIM, text)
+            )),
             None => {
                 drop(slots);
-                self.line(format!("  {} {id}: {text}", paint(style::YELLOW, "waiting   ")));
+                self.line(format!(
+                    "  {} {id}: {text}",
+                    paint(style::YELLOW, "waiting   ")
+                ));
             }
         }
     }
@@ -128,7 +139,9 @@ impl Progress {
     /// `id` is done: its final line.
     pub fn finish(&self, report: &ResourceReport) {
         let mut slots = self.slots.lock().expect("progress lock");
-        let Some(slot) = slots.get_mut(&report.id) else { return };
+        let Some(slot) = slots.get_mut(&report.id) else {
+            return;
+        };
         let elapsed = slot.started.map(|s| s.elapsed());
         let detail = match (&report.error, &report.skipped_because) {
             (Some(e), _) => format!("{}: {}", e.reason, e.message),
@@ -136,7 +149,11 @@ impl Progress {
             (None, None) => String::new(),
         };
         let health = report.health.as_ref().map(health_word).unwrap_or("");
-        let time = report.duration_ms.or(elapsed.map(|e| e.as_millis() as u64)).map(seconds).unwrap_or_default();
+        let time = report
+            .duration_ms
+            .or(elapsed.map(|e| e.as_millis() as u64))
+            .map(seconds)
+            .unwrap_or_default();
         match &slot.bar {
             Some(bar) => {
                 let mark = match report.result {
@@ -145,7 +162,12 @@ impl Progress {
                     _ => paint(style::GREEN, "✓"),
                 };
                 bar.set_style(plain_style());
-                bar.set_prefix(format!("{mark} {} {:<w$}", report.result.painted(), report.id, w = self.width));
+                bar.set_prefix(format!(
+                    "{mark} {} {:<w$}",
+                    report.result.painted(),
+                    report.id,
+                    w = self.width
+                ));
                 let mut msg = format!("{health:<11} {time:>6}");
                 if !detail.is_empty() {
                     msg = format!("{msg}  {}", paint(style::RED, &detail));
@@ -160,7 +182,10 @@ impl Progress {
                         format!("  {} {id}: {detail}", report.result.painted())
                     }
                     _ if report.health.is_some() && elapsed.is_some() => {
-                        format!("  {} {id} ({health}, {time})", paint(style::GREEN, "healthy   "))
+                        format!(
+                            "  {} {id} ({health}, {time})",
+                            paint(style::GREEN, "healthy   ")
+                        )
                     }
                     Outcome::Unchanged | Outcome::Deleted | Outcome::Imported => {
                         format!("  {} {id}", report.result.painted())
@@ -180,6 +205,14 @@ impl Progress {
 
 impl EventSink for Progress {
     fn progress(&self, event: &GuestProgress) {
+        // Reaching health is said by the resource's final line.
+        if event
+            .health
+            .as_ref()
+            .is_some_and(|h| h.state == HealthState::Current)
+        {
+            return;
+        }
         self.message(&event.id, &event.message);
     }
 }

@@ -36,7 +36,9 @@ impl ReadCommand {
         let options = &options;
         let reports: Vec<ResourceReport> = futures::stream::iter(targets)
             .map(|(resource, recorded)| async move {
-                let r = runtime.read(recorded.as_ref(), Some(&resource), options).await;
+                let r = runtime
+                    .read(recorded.as_ref(), Some(&resource), options)
+                    .await;
                 if let Some(status) = r.status.as_ref().filter(|s| s.is_error()) {
                     let mut report = ResourceReport::new(&resource.id, Outcome::Failed);
                     report.error = Some(ErrorReport::from(status));
@@ -76,7 +78,8 @@ impl ReadCommand {
                 (None, None) => printer.out("# not found"),
                 (None, Some(object)) => {
                     if let Some(h) = &r.health {
-                        printer.out(format!("# health: {} {}", health_word(h), h.message).trim_end());
+                        printer
+                            .out(format!("# health: {} {}", health_word(h), h.message).trim_end());
                     }
                     let recorded = state.get(&r.id).is_some();
                     printer.out(match (&r.diff, recorded) {
@@ -85,7 +88,11 @@ impl ReadCommand {
                         (Some(d), true) => format!(
                             "# drift: {} field(s) differ from the state: {}",
                             d.changes.len(),
-                            d.changes.iter().map(|c| c.path.as_str()).collect::<Vec<_>>().join(", ")
+                            d.changes
+                                .iter()
+                                .map(|c| c.path.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         ),
                     });
                     match serde_saphyr::to_string(object) {

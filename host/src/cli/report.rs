@@ -88,7 +88,9 @@ impl Outcome {
     /// The word in its color.
     pub fn painted(self) -> String {
         let s = match self {
-            Outcome::Created | Outcome::Current | Outcome::InSync | Outcome::Imported => style::GREEN,
+            Outcome::Created | Outcome::Current | Outcome::InSync | Outcome::Imported => {
+                style::GREEN
+            }
             Outcome::Updated | Outcome::Drifted | Outcome::Planned => style::YELLOW,
             Outcome::Replaced => style::MAGENTA,
             Outcome::Deleted | Outcome::Failed | Outcome::TimedOut | Outcome::Missing => style::RED,
@@ -156,11 +158,17 @@ impl From<&ObjectDiff> for DiffReport {
             changes: d
                 .changes
                 .iter()
-                .map(|FieldChange { path, before, after }| ChangeReport {
-                    path: path.clone(),
-                    before: before.clone(),
-                    after: after.clone(),
-                })
+                .map(
+                    |FieldChange {
+                         path,
+                         before,
+                         after,
+                     }| ChangeReport {
+                        path: path.clone(),
+                        before: before.clone(),
+                        after: after.clone(),
+                    },
+                )
                 .collect(),
             unified: d.unified.clone(),
         }
@@ -223,10 +231,17 @@ impl ResourceReport {
 
 impl Report {
     /// The document of `command` on `stack`.
-    pub fn new(command: &'static str, stack: &str, exit: ExitCode, resources: Vec<ResourceReport>) -> Self {
+    pub fn new(
+        command: &'static str,
+        stack: &str,
+        exit: ExitCode,
+        resources: Vec<ResourceReport>,
+    ) -> Self {
         let mut summary = BTreeMap::new();
         for r in &resources {
-            *summary.entry(r.result.word().replace(' ', "-")).or_default() += 1;
+            *summary
+                .entry(r.result.word().replace(' ', "-"))
+                .or_default() += 1;
         }
         Report {
             api_version: "krt.dev/v1alpha1",
@@ -275,10 +290,18 @@ pub fn seconds(ms: u64) -> String {
 
 /// The summary table: every resource with its action, result, health and duration.
 pub fn print_table(printer: &Printer, resources: &[ResourceReport]) {
-    let width = resources.iter().map(|r| r.id.len()).max().unwrap_or(0).max(8);
+    let width = resources
+        .iter()
+        .map(|r| r.id.len())
+        .max()
+        .unwrap_or(0)
+        .max(8);
     printer.out(paint(
         style::BOLD,
-        format!("  {:<width$}  {:<10} {:<10} {:<11} {:>8}", "RESOURCE", "ACTION", "RESULT", "HEALTH", "TIME"),
+        format!(
+            "  {:<width$}  {:<10} {:<10} {:<11} {:>8}",
+            "RESOURCE", "ACTION", "RESULT", "HEALTH", "TIME"
+        ),
     ));
     for r in resources {
         let action = r.action.map_or("-", action_word);
@@ -324,10 +347,12 @@ mod tests {
 
     #[test]
     fn the_document_schema_is_stable() {
-        let mut r = ResourceReport::new("v1:Namespace:a", Outcome::Created).took(Duration::from_millis(1500));
+        let mut r = ResourceReport::new("v1:Namespace:a", Outcome::Created)
+            .took(Duration::from_millis(1500));
         r.action = Some(Action::Create);
         r.health = Some(Health::new(HealthState::Current, "", "ready"));
-        let doc = serde_json::to_value(Report::new("apply", "dev", ExitCode::Success, vec![r])).unwrap();
+        let doc =
+            serde_json::to_value(Report::new("apply", "dev", ExitCode::Success, vec![r])).unwrap();
         assert_eq!(
             doc,
             serde_json::json!({

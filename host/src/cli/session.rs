@@ -51,7 +51,11 @@ pub fn load_stack(input: &InputArgs, printer: &Printer) -> Option<Stack> {
 ///
 /// # Errors
 /// An invalid stack name, no usable cluster, or a component that does not load.
-pub async fn open(global: &GlobalArgs, printer: &Printer, watch_timeout: Duration) -> anyhow::Result<Session> {
+pub async fn open(
+    global: &GlobalArgs,
+    printer: &Printer,
+    watch_timeout: Duration,
+) -> anyhow::Result<Session> {
     check_stack_name(&global.stack)?;
     let options = ConnectOptions {
         choice: match global.cluster {
@@ -71,7 +75,10 @@ pub async fn open(global: &GlobalArgs, printer: &Printer, watch_timeout: Duratio
         None => ComponentSource::Default,
     };
     let mut engine = EngineOptions::default();
-    engine.limits.call_timeout = engine.limits.call_timeout.max(watch_timeout + Duration::from_secs(30));
+    engine.limits.call_timeout = engine
+        .limits
+        .call_timeout
+        .max(watch_timeout + Duration::from_secs(30));
     let runtime = ComponentRuntime::new(&source, connected.cluster.clone(), &engine)
         .await
         .with_context(|| match &global.component {
@@ -85,7 +92,10 @@ pub async fn open(global: &GlobalArgs, printer: &Printer, watch_timeout: Duratio
                 .state_namespace
                 .clone()
                 .unwrap_or_else(|| connected.cluster.default_namespace().to_owned());
-            Backend::Kubernetes(KubernetesBackend::new(connected.cluster.client().clone(), &namespace))
+            Backend::Kubernetes(KubernetesBackend::new(
+                connected.cluster.client().clone(),
+                &namespace,
+            ))
         }
     };
     Ok(Session {
@@ -112,9 +122,20 @@ pub fn targets(
     printer: &Printer,
 ) -> Option<Vec<(guest::model::Resource, Option<guest::model::Resource>)>> {
     if files.files.is_empty() {
-        return Some(state.resources.iter().map(|r| (r.clone(), Some(r.clone()))).collect());
+        return Some(
+            state
+                .resources
+                .iter()
+                .map(|r| (r.clone(), Some(r.clone())))
+                .collect(),
+        );
     }
-    let stack = load_stack(&InputArgs { files: files.files.clone() }, printer)?;
+    let stack = load_stack(
+        &InputArgs {
+            files: files.files.clone(),
+        },
+        printer,
+    )?;
     Some(
         stack
             .order

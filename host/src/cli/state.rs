@@ -66,7 +66,10 @@ impl StateCommand {
                 let stack = stack.unwrap_or_else(|| global.stack.clone());
                 let state = backend.load(&stack).await?;
                 if state.serial == 0 {
-                    anyhow::bail!("stack '{stack}' has no recorded state ({})", backend.describe(&stack));
+                    anyhow::bail!(
+                        "stack '{stack}' has no recorded state ({})",
+                        backend.describe(&stack)
+                    );
                 }
                 printer.out(paint(
                     style::BOLD,
@@ -81,7 +84,11 @@ impl StateCommand {
                 for r in &state.resources {
                     match r.depends_on.is_empty() {
                         true => printer.out(format!("  {}", r.id)),
-                        false => printer.out(format!("  {}  (depends on {})", r.id, r.depends_on.join(", "))),
+                        false => printer.out(format!(
+                            "  {}  (depends on {})",
+                            r.id,
+                            r.depends_on.join(", ")
+                        )),
                     }
                 }
                 printer.document(&state);

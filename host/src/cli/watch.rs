@@ -37,7 +37,14 @@ impl WatchCommand {
         let Some(targets) = session::targets(&self.input, &state, printer) else {
             return Ok(ExitCode::Failure);
         };
-        printer.out(paint(style::BOLD, format!("Watching {} resource(s) of stack '{}':", targets.len(), global.stack)));
+        printer.out(paint(
+            style::BOLD,
+            format!(
+                "Watching {} resource(s) of stack '{}':",
+                targets.len(),
+                global.stack
+            ),
+        ));
         let ids: Vec<&str> = targets.iter().map(|(r, _)| r.id.as_str()).collect();
         let progress = Arc::new(Progress::new(printer, &ids));
         let runtime = session.runtime.clone().with_events(progress.clone());
@@ -54,7 +61,11 @@ impl WatchCommand {
                 let mut r = ResourceReport::new(&resource.id, Outcome::Current);
                 r.health = Some(w.health);
                 if let Some(status) = w.status.as_ref().filter(|s| s.is_error()) {
-                    r.result = if status.code == StatusCode::Timeout { Outcome::TimedOut } else { Outcome::Failed };
+                    r.result = if status.code == StatusCode::Timeout {
+                        Outcome::TimedOut
+                    } else {
+                        Outcome::Failed
+                    };
                     r.error = Some(ErrorReport::from(status));
                 }
                 let r = r.took(started.elapsed());
@@ -70,7 +81,10 @@ impl WatchCommand {
         }
         printer.out(format!(
             "Watched: {}.",
-            counts(&reports, &[Outcome::Current, Outcome::Failed, Outcome::TimedOut])
+            counts(
+                &reports,
+                &[Outcome::Current, Outcome::Failed, Outcome::TimedOut]
+            )
         ));
         let exit = exit_of(&reports);
         printer.document(&Report::new("watch", &global.stack, exit, reports));

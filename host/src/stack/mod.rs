@@ -70,11 +70,7 @@ impl Stack {
                 .into_iter()
                 .map(|c| {
                     let names: Vec<&str> = c.iter().map(|&i| resources[i].id.as_str()).collect();
-                    format!(
-                        "dependency cycle: {} -> {}",
-                        names.join(" -> "),
-                        names[0]
-                    )
+                    format!("dependency cycle: {} -> {}", names.join(" -> "), names[0])
                 })
                 .collect(),
         })?;
@@ -131,7 +127,9 @@ fn edges(resources: &[Resource]) -> Vec<Vec<usize>> {
                     namespaces.insert(name.to_owned(), i);
                 }
             }
-            (Some(v), Some("CustomResourceDefinition")) if v.starts_with("apiextensions.k8s.io/") => {
+            (Some(v), Some("CustomResourceDefinition"))
+                if v.starts_with("apiextensions.k8s.io/") =>
+            {
                 let spec = &a["spec"];
                 if let (Some(group), Some(kind)) =
                     (spec["group"].as_str(), spec["names"]["kind"].as_str())
@@ -245,7 +243,10 @@ mod tests {
     }
 
     fn ordered(s: &Stack) -> Vec<&str> {
-        s.order.iter().map(|&i| s.resources[i].id.as_str()).collect()
+        s.order
+            .iter()
+            .map(|&i| s.resources[i].id.as_str())
+            .collect()
     }
 
     #[test]
@@ -285,7 +286,9 @@ mod tests {
             "s.yaml: document 1: v1:ConfigMap:a depends on v1:Secret:nope, which is not in the input"
         );
         let cm = |n: &str, d: &str| {
-            format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {n}, annotations: {{krt.dev/depends-on: 'v1:ConfigMap:{d}'}}}}\n---\n")
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {n}, annotations: {{krt.dev/depends-on: 'v1:ConfigMap:{d}'}}}}\n---\n"
+            )
         };
         let text = format!("{}{}{}", cm("a", "b"), cm("b", "c"), cm("c", "a"));
         let err = stack(&text).unwrap_err().to_string();

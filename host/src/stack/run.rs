@@ -22,7 +22,12 @@ pub enum Outcome {
 /// a time (at least one), each only after its dependencies succeeded — or,
 /// with `reverse` (for deletes), after its dependents did. `work` returns
 /// whether it succeeded. Returns each resource's outcome, by index.
-pub async fn run<F, Fut>(stack: &Stack, reverse: bool, concurrency: usize, mut work: F) -> Vec<Outcome>
+pub async fn run<F, Fut>(
+    stack: &Stack,
+    reverse: bool,
+    concurrency: usize,
+    mut work: F,
+) -> Vec<Outcome>
 where
     F: FnMut(usize) -> Fut,
     Fut: Future<Output = bool>,
@@ -40,8 +45,10 @@ where
     }
     let mut waiting: Vec<usize> = wait_on.iter().map(Vec::len).collect();
     let mut outcomes: Vec<Option<Outcome>> = vec![None; n];
-    let mut ready: BTreeSet<(usize, usize)> =
-        (0..n).filter(|&i| waiting[i] == 0).map(|i| (rank[i], i)).collect();
+    let mut ready: BTreeSet<(usize, usize)> = (0..n)
+        .filter(|&i| waiting[i] == 0)
+        .map(|i| (rank[i], i))
+        .collect();
     let mut running = FuturesUnordered::new();
     loop {
         while running.len() < concurrency.max(1)
@@ -91,7 +98,9 @@ mod tests {
     /// a <- b <- c, and d alone.
     fn chain() -> Stack {
         let cm = |n: &str, d: &str| {
-            format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {n}, annotations: {{krt.dev/depends-on: '{d}'}}}}\n---\n")
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {n}, annotations: {{krt.dev/depends-on: '{d}'}}}}\n---\n"
+            )
         };
         let text = format!(
             "{}{}{}{}",

@@ -83,7 +83,12 @@ impl KubernetesBackend {
 
     pub(super) async fn load(&self, stack: &str) -> Result<State, StateError> {
         let name = state_name(stack);
-        let Some(found) = self.api.get_opt(&name).await.map_err(self.err("read", &name))? else {
+        let Some(found) = self
+            .api
+            .get_opt(&name)
+            .await
+            .map_err(self.err("read", &name))?
+        else {
             self.versions.lock().expect("versions lock").remove(stack);
             return Ok(State::empty(stack));
         };
@@ -99,7 +104,10 @@ impl KubernetesBackend {
             })?;
         let state = State::decode(bytes, &what)?;
         if let Some(rv) = found.metadata.resource_version {
-            self.versions.lock().expect("versions lock").insert(stack.to_owned(), rv);
+            self.versions
+                .lock()
+                .expect("versions lock")
+                .insert(stack.to_owned(), rv);
         }
         Ok(state)
     }
@@ -108,7 +116,12 @@ impl KubernetesBackend {
         let name = state_name(&state.stack);
         let body = serde_json::to_vec(state).expect("a state serializes");
         let mut object = secret(&name, &state.stack, STATE_TYPE, "state", body);
-        let known = self.versions.lock().expect("versions lock").get(&state.stack).cloned();
+        let known = self
+            .versions
+            .lock()
+            .expect("versions lock")
+            .get(&state.stack)
+            .cloned();
         let written = match known {
             Some(rv) => {
                 object.metadata.resource_version = Some(rv);
@@ -124,7 +137,10 @@ impl KubernetesBackend {
                 .map_err(self.err("create", &name))?,
         };
         if let Some(rv) = written.metadata.resource_version {
-            self.versions.lock().expect("versions lock").insert(state.stack.clone(), rv);
+            self.versions
+                .lock()
+                .expect("versions lock")
+                .insert(state.stack.clone(), rv);
         }
         Ok(())
     }
@@ -142,7 +158,10 @@ impl KubernetesBackend {
                 let holder = match self.api.get_opt(&name).await {
                     Ok(Some(s)) => s
                         .data
-                        .and_then(|d| d.get("holder").map(|h| String::from_utf8_lossy(&h.0).into_owned()))
+                        .and_then(|d| {
+                            d.get("holder")
+                                .map(|h| String::from_utf8_lossy(&h.0).into_owned())
+                        })
                         .unwrap_or_else(|| "holder unknown".into()),
                     _ => "holder unknown".into(),
                 };

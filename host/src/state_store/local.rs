@@ -49,12 +49,14 @@ impl LocalBackend {
     pub(super) fn save(&self, state: &State) -> Result<(), StateError> {
         std::fs::create_dir_all(&self.dir).map_err(io("create", &self.dir))?;
         let path = self.path(&state.stack);
-        let mut file = tempfile::NamedTempFile::new_in(&self.dir).map_err(io("create a temporary file in", &self.dir))?;
+        let mut file = tempfile::NamedTempFile::new_in(&self.dir)
+            .map_err(io("create a temporary file in", &self.dir))?;
         let mut text = serde_json::to_vec_pretty(state).expect("a state serializes");
         text.push(b'\n');
         file.write_all(&text).map_err(io("write", file.path()))?;
         file.as_file().sync_all().map_err(io("sync", file.path()))?;
-        file.persist(&path).map_err(|e| io("replace", &path)(e.error))?;
+        file.persist(&path)
+            .map_err(|e| io("replace", &path)(e.error))?;
         Ok(())
     }
 
@@ -77,7 +79,8 @@ impl LocalBackend {
             Ok(()) => {
                 file.set_len(0).map_err(io("write", &path))?;
                 file.rewind().map_err(io("write", &path))?;
-                file.write_all(holder().as_bytes()).map_err(io("write", &path))?;
+                file.write_all(holder().as_bytes())
+                    .map_err(io("write", &path))?;
                 Ok(file)
             }
             Err(TryLockError::WouldBlock) => {
@@ -85,7 +88,11 @@ impl LocalBackend {
                 let _ = file.read_to_string(&mut who);
                 Err(StateError::Locked {
                     stack: stack.to_owned(),
-                    holder: if who.trim().is_empty() { "holder unknown".into() } else { who.trim().to_owned() },
+                    holder: if who.trim().is_empty() {
+                        "holder unknown".into()
+                    } else {
+                        who.trim().to_owned()
+                    },
                 })
             }
             Err(TryLockError::Error(e)) => Err(io("lock", &path)(e)),
@@ -154,7 +161,10 @@ mod tests {
         let (_dir, b) = backend();
         let held = b.lock("dev").unwrap();
         let err = b.lock("dev").unwrap_err();
-        assert!(matches!(&err, StateError::Locked { stack, holder } if stack == "dev" && holder.starts_with("pid ")), "{err}");
+        assert!(
+            matches!(&err, StateError::Locked { stack, holder } if stack == "dev" && holder.starts_with("pid ")),
+            "{err}"
+        );
         drop(held);
         b.lock("dev").unwrap();
     }
@@ -165,6 +175,9 @@ mod tests {
         std::fs::create_dir_all(&b.dir).unwrap();
         std::fs::write(b.path("dev"), "{").unwrap();
         let err = b.load("dev").unwrap_err().to_string();
-        assert!(err.starts_with("state file '") && err.contains("dev.json' is not valid"), "{err}");
+        assert!(
+            err.starts_with("state file '") && err.contains("dev.json' is not valid"),
+            "{err}"
+        );
     }
 }

@@ -68,7 +68,9 @@ impl State {
 
     fn stamp(&mut self) {
         self.serial += 1;
-        self.updated_at = jiff::Timestamp::now().round(jiff::Unit::Second).map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string());
+        self.updated_at = jiff::Timestamp::now()
+            .round(jiff::Unit::Second)
+            .map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string());
     }
 
     fn decode(bytes: &[u8], what: &str) -> Result<State, StateError> {
@@ -93,10 +95,14 @@ impl State {
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
     /// The stack name cannot name a file or a Secret.
-    #[error("invalid stack name '{0}': use lowercase letters, digits and '-', at most 40 characters, starting and ending with a letter or digit")]
+    #[error(
+        "invalid stack name '{0}': use lowercase letters, digits and '-', at most 40 characters, starting and ending with a letter or digit"
+    )]
     InvalidStack(String),
     /// Another run holds the stack's lock.
-    #[error("stack '{stack}' is locked by another krt run ({holder}); wait for it to finish, or if it died, run `krt state unlock {stack}`")]
+    #[error(
+        "stack '{stack}' is locked by another krt run ({holder}); wait for it to finish, or if it died, run `krt state unlock {stack}`"
+    )]
     Locked {
         /// The stack.
         stack: String,
@@ -164,7 +170,9 @@ fn holder() -> String {
     format!(
         "pid {} on {host} since {}",
         std::process::id(),
-        jiff::Timestamp::now().round(jiff::Unit::Second).unwrap_or_else(|_| jiff::Timestamp::now())
+        jiff::Timestamp::now()
+            .round(jiff::Unit::Second)
+            .unwrap_or_else(|_| jiff::Timestamp::now())
     )
 }
 

@@ -2,5 +2,7 @@
 //! the `krt` binary (`cli`) and the Rust `Runtime` API (`runtime_api`).
 
 mod cli;
+mod cli_pty;
+mod cli_stack;
 mod runtime_api;
 mod support;
