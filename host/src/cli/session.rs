@@ -92,10 +92,10 @@ pub async fn open(
                 .state_namespace
                 .clone()
                 .unwrap_or_else(|| connected.cluster.default_namespace().to_owned());
-            Backend::Kubernetes(KubernetesBackend::new(
+            Backend::Kubernetes(Box::new(KubernetesBackend::new(
                 connected.cluster.client().clone(),
                 &namespace,
-            ))
+            )))
         }
     };
     Ok(Session {

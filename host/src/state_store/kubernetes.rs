@@ -73,7 +73,7 @@ impl KubernetesBackend {
             action,
             namespace,
             name,
-            source,
+            source: Box::new(source),
         }
     }
 
@@ -210,7 +210,7 @@ impl LockSecret {
                 action: "delete",
                 namespace: self.namespace,
                 name: self.name,
-                source,
+                source: Box::new(source),
             }),
         }
     }

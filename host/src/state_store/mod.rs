@@ -74,7 +74,7 @@ impl State {
     }
 
     fn decode(bytes: &[u8], what: &str) -> Result<State, StateError> {
-        let state: State = serde_json::from_slice(bytes).map_err(|e| StateError::Corrupt {
+        let mut state: State = serde_json::from_slice(bytes).map_err(|e| StateError::Corrupt {
             what: what.to_owned(),
             message: e.to_string(),
         })?;
@@ -86,6 +86,12 @@ impl State {
                     state.version
                 ),
             });
+        }
+        // An empty `extensions` is not written; read it back as the empty object it was.
+        for r in &mut state.resources {
+            if r.extensions.is_null() {
+                r.extensions = serde_json::Value::Object(Default::default());
+            }
         }
         Ok(state)
     }
@@ -139,7 +145,7 @@ pub enum StateError {
         name: String,
         /// The cause.
         #[source]
-        source: kube::Error,
+        source: Box<kube::Error>,
     },
 }
 
@@ -181,7 +187,7 @@ pub enum Backend {
     /// Files under a directory.
     Local(LocalBackend),
     /// Secrets in the cluster.
-    Kubernetes(KubernetesBackend),
+    Kubernetes(Box<KubernetesBackend>),
 }
 
 /// A held stack lock; [`StateLock::release`] it when done (a local lock is
@@ -190,7 +196,7 @@ pub enum StateLock {
     /// An exclusively locked file.
     Local(std::fs::File),
     /// A lock Secret this run created.
-    Kubernetes(kubernetes::LockSecret),
+    Kubernetes(Box<kubernetes::LockSecret>),
 }
 
 impl StateLock {
@@ -250,7 +256,10 @@ impl Backend {
         check_stack_name(stack)?;
         match self {
             Backend::Local(b) => b.lock(stack).map(StateLock::Local),
-            Backend::Kubernetes(b) => b.lock(stack).await.map(StateLock::Kubernetes),
+            Backend::Kubernetes(b) => b
+                .lock(stack)
+                .await
+                .map(|l| StateLock::Kubernetes(Box::new(l))),
         }
     }
 
