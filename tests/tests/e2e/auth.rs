@@ -69,9 +69,12 @@ async fn an_unknown_ca_is_refused_unless_the_kubeconfig_skips_verification() {
     let dir = TempDir::new("tls-unknown");
     let refused = apply_with(&dir, &kubeconfig(&sim, "", &user)).await;
     assert_eq!(refused.code, 1, "{}", refused.stdout);
+    // The preview lists each resource's failure on stdout; the summary goes to stderr.
+    let output = format!("{}{}", refused.stdout, refused.stderr).to_lowercase();
     assert!(
-        refused.stderr.to_lowercase().contains("certificate"),
-        "the TLS failure is named:\n{}",
+        output.contains("certificate"),
+        "the TLS failure is named:\n{}\n{}",
+        refused.stdout,
         refused.stderr
     );
     let skipped = apply_with(

@@ -4,11 +4,11 @@
 mod apply_semantics;
 mod auth;
 mod cli;
+mod cli_pty;
+mod cli_stack;
 mod conformance;
 mod kubeconfig;
 mod real_cluster;
-mod cli_pty;
-mod cli_stack;
 mod runtime_api;
 mod sandbox;
 mod support;
