@@ -179,7 +179,14 @@ impl ApplyCommand {
         let Some(stack) = session::load_stack(&self.input, printer) else {
             return Ok(ExitCode::Failure);
         };
-        let session = session::open(global, printer, self.timeout).await?;
+        let session = session::open(
+            global,
+            printer,
+            self.timeout,
+            &stack.resources,
+            Some(&self.write.field_manager),
+        )
+        .await?;
         let lock = session.backend.lock(&global.stack).await?;
         let result = self.run(global, printer, &stack, &session).await;
         lock.release().await?;

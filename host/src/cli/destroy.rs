@@ -110,7 +110,11 @@ impl DestroyCommand {
                 None => return Ok(ExitCode::Failure),
             }
         };
-        let session = session::open(global, printer, Duration::ZERO).await?;
+        let scope = input
+            .as_ref()
+            .map(|s| s.resources.as_slice())
+            .unwrap_or_default();
+        let session = session::open(global, printer, Duration::ZERO, scope, None).await?;
         let lock = session.backend.lock(&global.stack).await?;
         let result = self.run(global, printer, input, &session).await;
         lock.release().await?;

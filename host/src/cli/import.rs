@@ -85,7 +85,8 @@ impl ImportCommand {
                 false,
             ));
         }
-        let session = session::open(global, printer, Duration::ZERO).await?;
+        let scope: Vec<Resource> = targets.iter().map(|(r, _)| r.clone()).collect();
+        let session = session::open(global, printer, Duration::ZERO, &scope, None).await?;
         let lock = session.backend.lock(&global.stack).await?;
         let result = self.run(global, printer, &session, targets).await;
         lock.release().await?;

@@ -78,6 +78,9 @@ pub struct Cli {
 /// Options every command takes.
 #[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
+    /// The capability policy enforced on every cluster call of the component.
+    #[command(flatten)]
+    pub policy: crate::policy::PolicyArgs,
     /// Path to a kubeconfig file (default: KUBECONFIG, then ~/.kube/config).
     #[arg(long, global = true, env = "KRT_KUBECONFIG")]
     pub kubeconfig: Option<PathBuf>,

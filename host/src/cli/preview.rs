@@ -29,7 +29,14 @@ impl PreviewCommand {
         let Some(stack) = session::load_stack(&self.input, printer) else {
             return Ok(ExitCode::Failure);
         };
-        let session = session::open(global, printer, Duration::ZERO).await?;
+        let session = session::open(
+            global,
+            printer,
+            Duration::ZERO,
+            &stack.resources,
+            Some(&self.write.field_manager),
+        )
+        .await?;
         let state = session.backend.load(&global.stack).await?;
         let options = self.write.options(global);
         let plan = plan::plan(

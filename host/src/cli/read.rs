@@ -24,11 +24,16 @@ impl ReadCommand {
     /// # Errors
     /// No cluster, a component that does not load, an unreadable state.
     pub async fn execute(self, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<ExitCode> {
-        let session = session::open(global, printer, Duration::ZERO).await?;
-        let state = session.backend.load(&global.stack).await?;
-        let Some(targets) = session::targets(&self.input, &state, printer) else {
+        let Some(input) = session::load_input(&self.input, printer) else {
             return Ok(ExitCode::Failure);
         };
+        let scope = input
+            .as_ref()
+            .map(|s| s.resources.as_slice())
+            .unwrap_or_default();
+        let session = session::open(global, printer, Duration::ZERO, scope, None).await?;
+        let state = session.backend.load(&global.stack).await?;
+        let targets = session::targets(input.as_ref(), &state);
         let runtime = &session.runtime;
         let options = ReadOptions {
             default_namespace: global.namespace.clone(),

@@ -55,6 +55,8 @@ pub async fn open(
     global: &GlobalArgs,
     printer: &Printer,
     watch_timeout: Duration,
+    scope: &[guest::model::Resource],
+    field_manager: Option<&str>,
 ) -> anyhow::Result<Session> {
     check_stack_name(&global.stack)?;
     let options = ConnectOptions {
@@ -98,8 +100,19 @@ pub async fn open(
             )))
         }
     };
+    // The capability policy: by default exactly the namespaces and kinds of
+    // the resources in scope (the input and the stack's recorded state).
+    let recorded = backend.load(&global.stack).await?;
+    let mut resources = scope.to_vec();
+    resources.extend(recorded.resources.iter().cloned());
+    let mut policy = global
+        .policy
+        .resolve(&resources, connected.cluster.default_namespace())?;
+    if let Some(manager) = field_manager {
+        policy.allow_field_manager(manager);
+    }
     Ok(Session {
-        runtime,
+        runtime: runtime.with_policy(policy),
         backend,
         _connected: connected,
     })
@@ -113,31 +126,35 @@ pub fn apply_mode(global: &GlobalArgs) -> ApplyMode {
     }
 }
 
-/// The resources a command works on: those of `-f` (each with its recorded
-/// version, if any), or every recorded one. `None` when the input is invalid
-/// (the problems are printed).
-pub fn targets(
-    files: &super::StateOrInputArgs,
-    state: &crate::state_store::State,
-    printer: &Printer,
-) -> Option<Vec<(guest::model::Resource, Option<guest::model::Resource>)>> {
+/// The input of a command that works on `-f` files or, without them, on every
+/// recorded resource: `Some(None)` without files, `Some(Some(stack))` with
+/// valid files, `None` when the input is invalid (the problems are printed).
+pub fn load_input(files: &super::StateOrInputArgs, printer: &Printer) -> Option<Option<Stack>> {
     if files.files.is_empty() {
-        return Some(
-            state
-                .resources
-                .iter()
-                .map(|r| (r.clone(), Some(r.clone())))
-                .collect(),
-        );
+        return Some(None);
     }
-    let stack = load_stack(
+    load_stack(
         &InputArgs {
             files: files.files.clone(),
         },
         printer,
-    )?;
-    Some(
-        stack
+    )
+    .map(Some)
+}
+
+/// The resources a command works on: those of the input (each with its
+/// recorded version, if any), or every recorded one.
+pub fn targets(
+    input: Option<&Stack>,
+    state: &crate::state_store::State,
+) -> Vec<(guest::model::Resource, Option<guest::model::Resource>)> {
+    match input {
+        None => state
+            .resources
+            .iter()
+            .map(|r| (r.clone(), Some(r.clone())))
+            .collect(),
+        Some(stack) => stack
             .order
             .iter()
             .map(|&i| {
@@ -146,5 +163,5 @@ pub fn targets(
                 (r, recorded)
             })
             .collect(),
-    )
+    }
 }

@@ -39,7 +39,7 @@ impl StateCommand {
                 &local
             }
             StateArg::Kubernetes => {
-                session = session::open(global, printer, Duration::ZERO).await?;
+                session = session::open(global, printer, Duration::ZERO, &[], None).await?;
                 &session.backend
             }
         };

@@ -32,11 +32,16 @@ impl WatchCommand {
     /// # Errors
     /// No cluster, a component that does not load, an unreadable state.
     pub async fn execute(self, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<ExitCode> {
-        let session = session::open(global, printer, self.timeout).await?;
-        let state = session.backend.load(&global.stack).await?;
-        let Some(targets) = session::targets(&self.input, &state, printer) else {
+        let Some(input) = session::load_input(&self.input, printer) else {
             return Ok(ExitCode::Failure);
         };
+        let scope = input
+            .as_ref()
+            .map(|s| s.resources.as_slice())
+            .unwrap_or_default();
+        let session = session::open(global, printer, self.timeout, scope, None).await?;
+        let state = session.backend.load(&global.stack).await?;
+        let targets = session::targets(input.as_ref(), &state);
         printer.out(paint(
             style::BOLD,
             format!(

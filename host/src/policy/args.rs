@@ -10,28 +10,28 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct PolicyArgs {
     /// Capability policy file (YAML); replaces the default policy derived from the manifests.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE")]
     pub policy: Option<PathBuf>,
     /// Also allow this namespace (glob; `'*'` for all). Repeatable.
-    #[arg(long = "allow-namespace", value_name = "GLOB")]
+    #[arg(long = "allow-namespace", global = true, value_name = "GLOB")]
     pub allow_namespaces: Vec<String>,
     /// Also allow this kind: `Kind` for the core group, `group/Kind` otherwise (glob). Repeatable.
-    #[arg(long = "allow-kind", value_name = "[GROUP/]KIND")]
+    #[arg(long = "allow-kind", global = true, value_name = "[GROUP/]KIND")]
     pub allow_kinds: Vec<String>,
     /// Also allow this verb (when the policy file restricts verbs). Repeatable.
-    #[arg(long = "allow-verb", value_name = "VERB")]
+    #[arg(long = "allow-verb", global = true, value_name = "VERB")]
     pub allow_verbs: Vec<Verb>,
     /// Also allow writing as this field manager (glob). Repeatable.
-    #[arg(long = "allow-field-manager", value_name = "NAME")]
+    #[arg(long = "allow-field-manager", global = true, value_name = "NAME")]
     pub allow_field_managers: Vec<String>,
     /// Allow cluster-scoped kinds (still only the allowed kinds).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub allow_cluster_scoped: bool,
     /// Only reads and dry runs reach the cluster.
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub read_only: bool,
     /// Most cluster calls per operation.
-    #[arg(long, value_name = "N")]
+    #[arg(long, global = true, value_name = "N")]
     pub max_requests: Option<u32>,
 }
 

@@ -80,6 +80,7 @@ impl fmt::Display for Verb {
 /// ```yaml
 /// namespaces: [team-a, "team-a-*"]   # none when absent
 /// kinds: [ConfigMap, apps/Deployment] # `Kind` for the core group, `group/Kind` otherwise
+/// readKinds: [apps/ReplicaSet, Pod]    # kinds that may only be read (get, list, watch)
 /// verbs: [get, list, watch, create, patch, delete]  # all when absent
 /// readOnly: false                      # true: only reads and dry runs
 /// fieldManagers: [krt]                 # the default
@@ -95,6 +96,9 @@ pub struct Policy {
     /// Kinds the guest may touch: `Kind` for the core group, `group/Kind`
     /// otherwise (globs, so `apps/*` or `*`).
     pub kinds: Vec<String>,
+    /// Kinds the guest may only read (get, list, watch), in the allowed
+    /// namespaces: the children a watch inspects to explain progress.
+    pub read_kinds: Vec<String>,
     /// Verbs the guest may use.
     pub verbs: BTreeSet<Verb>,
     /// Only reads and dry-run writes (which change nothing) are allowed.
@@ -116,6 +120,7 @@ impl Default for Policy {
         Policy {
             namespaces: Vec::new(),
             kinds: Vec::new(),
+            read_kinds: Vec::new(),
             verbs: Verb::ALL.into_iter().collect(),
             read_only: false,
             field_managers: vec!["krt".into()],
@@ -145,6 +150,18 @@ pub enum PolicyError {
         /// The parser's complaint.
         message: String,
     },
+}
+
+/// The kinds whose objects a watch of `group`/`kind` reads to explain its
+/// progress (see the guest's watch): they are readable under the default policy.
+fn children_of(group: &str, kind: &str) -> &'static [&'static str] {
+    match (group, kind) {
+        ("apps", "Deployment") => &["apps/ReplicaSet", "Pod"],
+        ("apps", "StatefulSet" | "DaemonSet" | "ReplicaSet") | ("batch", "Job") => &["Pod"],
+        ("batch", "CronJob") => &["batch/Job", "Pod"],
+        ("", "Service") => &["discovery.k8s.io/EndpointSlice"],
+        _ => &[],
+    }
 }
 
 /// One cluster call as the policy sees it.
@@ -192,12 +209,14 @@ impl Policy {
     }
 
     /// krt's default policy for applying `resources`: their namespaces
-    /// (`default_namespace` for those that name none) and their kinds, nothing
-    /// else. A `Namespace` resource allows the namespace it names; resources
+    /// (`default_namespace` for those that name none) and their kinds, plus
+    /// read-only access to the children a watch inspects (a Deployment's
+    /// ReplicaSets and Pods, a Job's Pods, ...), nothing else. A `Namespace` resource allows the namespace it names; resources
     /// without a namespace allow cluster-scoped kinds (only of the listed kinds).
     pub fn for_resources(resources: &[Resource], default_namespace: &str) -> Policy {
         let mut namespaces = BTreeSet::new();
         let mut kinds = BTreeSet::new();
+        let mut read_kinds = BTreeSet::new();
         let mut cluster_scoped = false;
         for r in resources {
             let a = &r.attributes;
@@ -205,6 +224,7 @@ impl Policy {
             let kind = a["kind"].as_str().unwrap_or_default();
             let group = api_version.split_once('/').map_or("", |(g, _)| g);
             kinds.insert(kind_key(group, kind));
+            read_kinds.extend(children_of(group, kind).iter().map(|k| k.to_string()));
             match a["metadata"]["namespace"].as_str() {
                 Some(ns) => {
                     namespaces.insert(ns.to_string());
@@ -224,6 +244,7 @@ impl Policy {
         Policy {
             namespaces: namespaces.into_iter().collect(),
             kinds: kinds.into_iter().collect(),
+            read_kinds: read_kinds.into_iter().collect(),
             cluster_scoped,
             ..Policy::default()
         }
@@ -268,7 +289,7 @@ impl Policy {
     /// The kind is not allowed.
     pub fn check_kind(&self, resource: &ApiResource) -> Result<(), Denial> {
         let kind = kind_key(&resource.group, &resource.kind);
-        if glob::any(&self.kinds, &kind) {
+        if glob::any(&self.kinds, &kind) || glob::any(&self.read_kinds, &kind) {
             Ok(())
         } else {
             Err(kind_denial(format!("resolve {kind}"), &kind, &self.kinds))
@@ -291,7 +312,8 @@ impl Policy {
                 hint,
             })
         };
-        if !glob::any(&self.kinds, &kind) {
+        let readable = !req.verb.writes() && glob::any(&self.read_kinds, &kind);
+        if !glob::any(&self.kinds, &kind) && !readable {
             return Err(kind_denial(what, &kind, &self.kinds));
         }
         if !self.verbs.contains(&req.verb) {

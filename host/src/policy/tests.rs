@@ -218,3 +218,38 @@ fn yaml_file_and_flags() {
     assert!(p.read_only);
     assert_eq!(p.max_requests, 7);
 }
+
+#[test]
+fn the_default_policy_lets_a_watch_read_a_workloads_children_but_not_write_them() {
+    let deployment = Resource {
+        id: "apps/v1:Deployment:team-a:web".into(),
+        type_: "Kubernetes".into(),
+        attributes: serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "team-a"}}),
+        depends_on: vec![],
+        extensions: serde_json::json!({}),
+    };
+    let policy = Policy::for_resources(&[deployment], "default");
+    let replicasets = ApiResource {
+        group: "apps".into(),
+        version: "v1".into(),
+        kind: "ReplicaSet".into(),
+        plural: "replicasets".into(),
+        namespaced: true,
+    };
+    let call = |verb, namespace| Request {
+        verb,
+        resource: &replicasets,
+        namespace: Some(namespace),
+        name: None,
+        field_manager: None,
+        dry_run: false,
+    };
+    assert!(policy.check_kind(&replicasets).is_ok());
+    assert!(policy.check(&call(Verb::List, "team-a")).is_ok());
+    assert!(policy.check(&call(Verb::Watch, "team-a")).is_ok());
+    let write = policy.check(&call(Verb::Delete, "team-a")).unwrap_err();
+    assert_eq!(write.rule, "kinds");
+    let elsewhere = policy.check(&call(Verb::List, "team-b")).unwrap_err();
+    assert_eq!(elsewhere.rule, "namespaces");
+}

@@ -4,6 +4,7 @@
 mod apply_semantics;
 mod auth;
 mod cli;
+mod cli_policy;
 mod cli_pty;
 mod cli_stack;
 mod conformance;
