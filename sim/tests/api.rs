@@ -480,11 +480,12 @@ async fn admin_endpoints_close_watches_and_expire_versions() {
     .await;
     assert!(end.is_ok(), "the stream ended");
 
+    call(&sim, "POST", CM, JSON, Some(configmap("b", "1"))).await;
     assert_eq!(admin(&sim, "POST", "/admin/expire", Value::Null).await, 204);
     let (code, status) = call(
         &sim,
         "GET",
-        &format!("{CM}?watch=1&resourceVersion={rv}"),
+        &format!("{CM}?watch=1&resourceVersion={rv}&timeoutSeconds=5"),
         JSON,
         None,
     )
