@@ -290,13 +290,15 @@ async fn crds_make_their_kind_served() {
 async fn watch_lines(response: Response<Incoming>, want: usize) -> Vec<Value> {
     let mut body = response.into_body();
     let mut buffer = Vec::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while buffer.iter().filter(|b| **b == b'\n').count() < want {
-        let frame = tokio::time::timeout_at(deadline, body.frame())
-            .await
-            .expect("events before deadline");
-        match frame {
-            Some(Ok(f)) => buffer.extend_from_slice(f.data_ref().map_or(&[][..], |d| &d[..])),
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let mut lines = 0;
+    while lines < want {
+        match tokio::time::timeout_at(deadline, body.frame()).await {
+            Ok(Some(Ok(f))) => {
+                let data = f.data_ref().map_or(&[][..], |d| &d[..]);
+                lines += data.iter().filter(|b| **b == b'\n').count();
+                buffer.extend_from_slice(data);
+            }
             _ => break,
         }
     }
@@ -404,5 +406,226 @@ async fn injected_faults_fail_matching_requests() {
             .await
             .0,
         201
+    );
+}
+
+async fn admin(sim: &sim::Sim, method: &str, path: &str, body: Value) -> u16 {
+    send(sim, method, path, JSON, body.to_string())
+        .await
+        .status()
+        .as_u16()
+}
+
+#[tokio::test]
+async fn admin_endpoints_fail_delay_and_time_out_requests() {
+    let sim = sim::Sim::start().await.unwrap();
+    let fault = json!({"verb": "GET", "path": "/configmaps", "times": 2,
+        "action": {"type": "status", "code": 503, "retryAfterSeconds": 3}});
+    assert_eq!(admin(&sim, "POST", "/admin/faults", fault).await, 204);
+    for _ in 0..2 {
+        let response = send(&sim, "GET", CM, JSON, String::new()).await;
+        assert_eq!(response.status().as_u16(), 503);
+        assert_eq!(response.headers()["retry-after"], "3");
+    }
+    assert_eq!(call(&sim, "GET", CM, JSON, None).await.0, 200, "used up");
+
+    let latency =
+        json!({"verb": "GET", "path": "/configmaps", "action": {"type": "latency", "millis": 300}});
+    assert_eq!(admin(&sim, "POST", "/admin/faults", latency).await, 204);
+    let started = std::time::Instant::now();
+    assert_eq!(call(&sim, "GET", CM, JSON, None).await.0, 200);
+    assert!(started.elapsed() >= Duration::from_millis(300));
+
+    let timeout = json!({"verb": "POST", "action": {"type": "timeoutAfterApply"}});
+    assert_eq!(admin(&sim, "POST", "/admin/faults", timeout).await, 204);
+    let (code, body) = call(&sim, "POST", CM, JSON, Some(configmap("late", "1"))).await;
+    assert_eq!((code, body["reason"].as_str()), (504, Some("Timeout")));
+    assert_eq!(
+        call(&sim, "GET", &format!("{CM}/late"), JSON, None).await.0,
+        200,
+        "the write was applied before the timeout"
+    );
+
+    let many = json!({"action": {"type": "status", "code": 500}, "times": 100});
+    assert_eq!(admin(&sim, "POST", "/admin/faults", many).await, 204);
+    assert_eq!(call(&sim, "GET", CM, JSON, None).await.0, 500);
+    assert_eq!(
+        admin(&sim, "DELETE", "/admin/faults", Value::Null).await,
+        204
+    );
+    assert_eq!(call(&sim, "GET", CM, JSON, None).await.0, 200, "cleared");
+}
+
+#[tokio::test]
+async fn admin_endpoints_close_watches_and_expire_versions() {
+    let sim = sim::Sim::start().await.unwrap();
+    let (_, a) = call(&sim, "POST", CM, JSON, Some(configmap("a", "1"))).await;
+    let rv = a["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let response = send(&sim, "GET", &format!("{CM}?watch=1"), JSON, String::new()).await;
+    let mut body = response.into_body();
+    let first = tokio::time::timeout(Duration::from_secs(5), body.frame())
+        .await
+        .expect("initial event");
+    assert!(first.is_some_and(|f| f.is_ok()));
+    assert_eq!(
+        admin(&sim, "POST", "/admin/close-watches", Value::Null).await,
+        204
+    );
+    let end = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Some(Ok(_)) = body.frame().await {}
+    })
+    .await;
+    assert!(end.is_ok(), "the stream ended");
+
+    call(&sim, "POST", CM, JSON, Some(configmap("b", "1"))).await;
+    assert_eq!(admin(&sim, "POST", "/admin/expire", Value::Null).await, 204);
+    let (code, status) = call(
+        &sim,
+        "GET",
+        &format!("{CM}?watch=1&resourceVersion={rv}&timeoutSeconds=5"),
+        JSON,
+        None,
+    )
+    .await;
+    assert_eq!((code, status["reason"].as_str()), (410, Some("Expired")));
+    let (code, _) = call(
+        &sim,
+        "GET",
+        &format!("{CM}?watch=1&resourceVersion=0&timeoutSeconds=1"),
+        JSON,
+        None,
+    )
+    .await;
+    assert_eq!(code, 200, "a watch from the current state still works");
+}
+
+#[tokio::test]
+async fn a_bearer_token_is_required_when_configured() {
+    let sim = sim::Sim::start_with(sim::SimConfig {
+        token: Some("t0ken".into()),
+        ..sim::SimConfig::default()
+    })
+    .await
+    .unwrap();
+    let (code, status) = call(&sim, "GET", CM, JSON, None).await;
+    assert_eq!(code, 401);
+    assert_eq!(
+        (status["kind"].as_str(), status["reason"].as_str()),
+        (Some("Status"), Some("Unauthorized"))
+    );
+    assert_eq!(
+        send(&sim, "GET", "/healthz", JSON, String::new())
+            .await
+            .status()
+            .as_u16(),
+        200
+    );
+    assert!(sim.kubeconfig_yaml().contains("token: t0ken"));
+}
+
+#[tokio::test]
+async fn immediate_deletes_answer_like_kube_apiserver() {
+    let sim = sim::Sim::start().await.unwrap();
+    let (_, a) = call(&sim, "POST", CM, JSON, Some(configmap("a", "1"))).await;
+    let (code, status) = call(&sim, "DELETE", &format!("{CM}/a"), JSON, None).await;
+    assert_eq!(code, 200);
+    assert_eq!(status["kind"], "Status");
+    assert_eq!(status["status"], "Success");
+    assert_eq!(status["details"]["name"], "a");
+    assert_eq!(status["details"]["kind"], "configmaps");
+    assert_eq!(status["details"]["uid"], a["metadata"]["uid"]);
+
+    let pods = "/api/v1/namespaces/default/pods";
+    let pod =
+        json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}});
+    call(&sim, "POST", pods, JSON, Some(pod)).await;
+    let (code, gone) = call(&sim, "DELETE", &format!("{pods}/p"), JSON, None).await;
+    assert_eq!(
+        (code, gone["kind"].as_str()),
+        (200, Some("Pod")),
+        "pods answer with the object"
+    );
+
+    let mut held = configmap("held", "1");
+    held["metadata"]["finalizers"] = json!(["example.com/hold"]);
+    call(&sim, "POST", CM, JSON, Some(held)).await;
+    let (code, kept) = call(&sim, "DELETE", &format!("{CM}/held"), JSON, None).await;
+    assert_eq!(code, 200);
+    assert!(kept["metadata"]["deletionTimestamp"].is_string());
+    let (code, _) = call(&sim, "GET", &format!("{CM}/held"), JSON, None).await;
+    assert_eq!(code, 200, "kept until its finalizer goes");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_concurrent_writes_are_all_kept_in_commit_order() {
+    const N: usize = 1000;
+    let sim = std::sync::Arc::new(sim::Sim::start().await.unwrap());
+    let from_start = format!("{CM}?watch=1&resourceVersion=1");
+    let watch = send(&sim, "GET", &from_start, JSON, String::new()).await;
+    // Bounded in-flight requests so the test stays within file-descriptor limits; writes from
+    // different tasks still race for the store.
+    let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(100));
+    let mut tasks = Vec::new();
+    for i in 0..N {
+        let (sim, permits) = (sim.clone(), permits.clone());
+        tasks.push(tokio::spawn(async move {
+            let _permit = permits.acquire().await.unwrap();
+            let name = format!("cm-{i:04}");
+            let (code, body) = call(
+                &sim,
+                "POST",
+                CM,
+                JSON,
+                Some(configmap(&name, &i.to_string())),
+            )
+            .await;
+            assert_eq!(code, 201, "{body}");
+            body["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+        }));
+    }
+    let mut versions = Vec::new();
+    for t in tasks {
+        versions.push(t.await.unwrap());
+    }
+    versions.sort_unstable();
+    versions.dedup();
+    assert_eq!(versions.len(), N, "every write got its own resourceVersion");
+    assert_eq!(
+        versions[N - 1] - versions[0],
+        (N - 1) as u64,
+        "no gaps: {versions:?}"
+    );
+
+    let (_, list) = call(&sim, "GET", CM, JSON, None).await;
+    let items = list["items"].as_array().unwrap();
+    assert_eq!(items.len(), N);
+    for (i, item) in items.iter().enumerate() {
+        assert_eq!(item["metadata"]["name"], format!("cm-{i:04}"));
+        assert_eq!(item["data"]["k"], i.to_string());
+    }
+
+    let events = watch_lines(watch, N).await;
+    assert_eq!(events.len(), N, "events: {:?}", events.last());
+    let seen: Vec<u64> = events
+        .iter()
+        .map(|e| {
+            assert_eq!(e["type"], "ADDED");
+            e["object"]["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        seen, versions,
+        "the watch saw every write once, in resourceVersion order"
     );
 }

@@ -1,8 +1,12 @@
-//! Real `kubectl` against the simulator: client-side apply, server-side apply with a conflict
-//! between two managers and `--force-conflicts`, `get -o json`, `delete`.
+//! Real `kubectl` against the simulator (with its default validation, which reads the OpenAPI
+//! v3 documents): client-side apply, server-side apply with a conflict between two managers and
+//! `--force-conflicts`, the upgrade from client-side to server-side apply, `get` tables and
+//! `-o json`, `diff`, `delete --wait` on an object with a finalizer, `rollout status`, `wait`,
+//! `get --watch`, and HTTPS with a bearer token.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -35,6 +39,19 @@ impl Kubectl {
             .arg(self.dir.join("cache"))
             .args(args)
             .output()
+            .expect("kubectl runs")
+    }
+
+    fn spawn(&self, args: &[&str]) -> Child {
+        Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(self.dir.join("cache"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
             .expect("kubectl runs")
     }
 
@@ -95,12 +112,12 @@ async fn client_side_apply_get_and_delete() {
     let sim = sim::Sim::start().await.expect("sim starts");
     let k = Kubectl::new(&sim);
     let manifest = k.file("app.yaml", APP);
-    let first = k.ok(&["apply", "--validate=false", "-f", path(&manifest)]);
+    let first = k.ok(&["apply", "-f", path(&manifest)]);
     assert_eq!(
         first,
         "namespace/demo created\nconfigmap/settings created\ndeployment.apps/web created\n"
     );
-    let again = k.ok(&["apply", "--validate=false", "-f", path(&manifest)]);
+    let again = k.ok(&["apply", "-f", path(&manifest)]);
     assert_eq!(
         again,
         "namespace/demo unchanged\nconfigmap/settings unchanged\ndeployment.apps/web unchanged\n"
@@ -111,9 +128,29 @@ async fn client_side_apply_get_and_delete() {
         &APP.replace("mode: fast", "mode: safe")
             .replace("replicas: 2", "replicas: 3"),
     );
-    let out = k.ok(&["apply", "--validate=false", "-f", path(&changed)]);
+    let out = k.ok(&["apply", "-f", path(&changed)]);
     assert!(out.contains("configmap/settings configured"), "{out}");
     assert!(out.contains("deployment.apps/web configured"), "{out}");
+
+    let table = k.ok(&["get", "deployment", "web", "-n", "demo"]);
+    let header: Vec<&str> = table
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"],
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .nth(1)
+            .is_some_and(|row| row.starts_with("web ")),
+        "{table}"
+    );
 
     let d = k.json(&["get", "deployment", "web", "-n", "demo", "-o", "json"]);
     assert_eq!(d["spec"]["replicas"], 3);
@@ -155,7 +192,6 @@ async fn server_side_apply_conflicts_between_managers_and_force() {
         let mut args = vec![
             "apply",
             "--server-side",
-            "--validate=false",
             "--field-manager",
             manager,
             "-f",
@@ -224,7 +260,7 @@ async fn rollout_wait_diff_and_watch() {
     let sim = sim::Sim::start().await.expect("sim starts");
     let k = Kubectl::new(&sim);
     let manifest = k.file("app.yaml", APP);
-    k.ok(&["apply", "--validate=false", "-f", path(&manifest)]);
+    k.ok(&["apply", "-f", path(&manifest)]);
     let rollout = k.ok(&[
         "rollout",
         "status",
@@ -264,6 +300,144 @@ async fn rollout_wait_diff_and_watch() {
         "--watch",
         "--request-timeout=1s",
     ]);
-    assert!(watched.contains("settings"), "{watched}");
+    let rows: Vec<Vec<&str>> = watched
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows[0], ["NAME", "DATA", "AGE"], "{watched}");
+    assert_eq!(rows[1][..2], ["settings", "1"], "{watched}");
+    sim.shutdown().await;
+}
+
+/// Polls `check` every 20 ms until it holds, failing after `secs` seconds.
+fn eventually(secs: u64, what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_waits_for_finalizers() {
+    let sim = sim::Sim::start().await.expect("sim starts");
+    let k = Kubectl::new(&sim);
+    let held = k.file(
+        "held.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\n  namespace: default\n  finalizers: [example.com/hold]\ndata:\n  a: b\n",
+    );
+    k.ok(&["apply", "-f", path(&held)]);
+    let mut deleting = k.spawn(&["delete", "configmap", "held", "--wait", "--timeout=30s"]);
+    let get = sim::api::Request::get("/api/v1/namespaces/default/configmaps/held");
+    eventually(10, "the deletionTimestamp", || {
+        sim.cluster().handle(&get).body["metadata"]["deletionTimestamp"].is_string()
+    });
+    assert!(
+        deleting.try_wait().expect("kubectl status").is_none(),
+        "kubectl delete --wait returned while a finalizer held the object"
+    );
+    k.ok(&[
+        "patch",
+        "configmap",
+        "held",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":null}}"#,
+    ]);
+    let out = deleting.wait_with_output().expect("kubectl delete ends");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "configmap \"held\" deleted\n"
+    );
+    assert_eq!(sim.cluster().handle(&get).code, 404);
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_side_apply_takes_over_from_client_side_apply() {
+    let sim = sim::Sim::start().await.expect("sim starts");
+    let k = Kubectl::new(&sim);
+    let manifest = k.file("app.yaml", APP);
+    k.ok(&["apply", "-f", path(&manifest)]);
+    let changed = k.file("app-ssa.yaml", &APP.replace("mode: fast", "mode: slow"));
+    let out = k.ok(&["apply", "--server-side", "-f", path(&changed)]);
+    assert!(
+        out.contains("configmap/settings serverside-applied"),
+        "{out}"
+    );
+    let cm = k.json(&[
+        "get",
+        "configmap",
+        "settings",
+        "-n",
+        "demo",
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]);
+    assert_eq!(cm["data"]["mode"], "slow");
+    let owners: Vec<(&str, &str)> = cm["metadata"]["managedFields"]
+        .as_array()
+        .expect("managedFields")
+        .iter()
+        .filter(|e| !e["fieldsV1"]["f:data"]["f:mode"].is_null())
+        .map(|e| {
+            (
+                e["manager"].as_str().unwrap_or_default(),
+                e["operation"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(owners, [("kubectl", "Apply")]);
+    let last = cm["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+        .as_str()
+        .expect("annotation kept");
+    assert!(
+        last.contains("\"slow\""),
+        "the annotation follows the apply: {last}"
+    );
+    // Back to client-side apply: the annotation is current, so nothing reverts.
+    k.ok(&["apply", "-f", path(&changed)]);
+    let cm = k.json(&["get", "configmap", "settings", "-n", "demo", "-o", "json"]);
+    assert_eq!(cm["data"]["mode"], "slow");
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_with_a_bearer_token() {
+    let sim = sim::Sim::start_with(sim::SimConfig {
+        tls: true,
+        token: Some("s3cret".into()),
+        ..sim::SimConfig::default()
+    })
+    .await
+    .expect("sim starts");
+    assert!(sim.url().starts_with("https://127.0.0.1:"), "{}", sim.url());
+    assert!(
+        sim.ca_pem()
+            .is_some_and(|p| p.starts_with("-----BEGIN CERTIFICATE-----"))
+    );
+    let k = Kubectl::new(&sim);
+    let namespaces = k.ok(&["get", "namespaces"]);
+    assert!(
+        namespaces
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == [
+                    "default",
+                    "Active",
+                    l.split_whitespace().last().unwrap_or_default()
+                ]),
+        "{namespaces}"
+    );
+    let without = k.run(&["get", "namespaces", "--token", "wrong"]);
+    assert!(!without.status.success());
+    let stderr = String::from_utf8_lossy(&without.stderr);
+    assert!(stderr.contains("Unauthorized"), "{stderr}");
     sim.shutdown().await;
 }

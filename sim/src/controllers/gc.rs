@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use serde_json::{Value, json};
 
 use crate::lifecycle::{self, FOREGROUND, ORPHAN};
+use crate::meta;
 use crate::store::{Key, State};
 
 fn all(state: &State) -> Vec<(Key, Value)> {
@@ -79,7 +80,20 @@ fn finish(state: &mut State, key: &Key, finalizer: &str) {
     }
 }
 
+/// Whole seconds a terminating namespace waits before its contents are deleted: kube's
+/// namespace controller first runs discovery, so a client deleting a namespace and then the
+/// objects in it (`kubectl delete -f`) finds them still there.
+const NAMESPACE_GRACE_SECONDS: i64 = 2;
+
 fn finalize_namespace(state: &mut State, key: &Key, objects: &[(Key, Value)]) {
+    let since = objects
+        .iter()
+        .find(|(k, _)| k == key)
+        .and_then(|(_, ns)| ns["metadata"]["deletionTimestamp"].as_str())
+        .and_then(meta::parse_rfc3339);
+    if since.is_some_and(|t| meta::now_secs() < t + NAMESPACE_GRACE_SECONDS) {
+        return;
+    }
     let contents: Vec<&Key> = objects
         .iter()
         .map(|(k, _)| k)
@@ -131,11 +145,21 @@ mod tests {
     fn terminating_namespace_empties_then_goes() {
         let store = Store::new(100);
         let mut s = store.lock();
-        s.put(key("namespaces", "", "d"), json!({"metadata": {"uid": "1", "deletionTimestamp": "x"}, "spec": {"finalizers": ["kubernetes"]}}));
+        let namespace = |deleted: String| {
+            json!({"metadata": {"uid": "1", "deletionTimestamp": deleted},
+            "spec": {"finalizers": ["kubernetes"]}})
+        };
+        s.put(key("namespaces", "", "d"), namespace(meta::now()));
         s.put(
             key("configmaps", "d", "c"),
             json!({"metadata": {"uid": "2"}}),
         );
+        reconcile(&mut s);
+        assert!(
+            s.get(&key("configmaps", "d", "c")).is_some(),
+            "contents stay for the grace period"
+        );
+        s.put(key("namespaces", "", "d"), namespace(meta::format_unix(0)));
         reconcile(&mut s);
         assert!(s.get(&key("configmaps", "d", "c")).is_none());
         reconcile(&mut s);

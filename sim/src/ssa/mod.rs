@@ -78,21 +78,37 @@ pub fn upgrades_client_side_apply(
 
 /// Keeps the last-applied annotation in step with an apply by `kubectl`, so that going back to
 /// client-side apply works (apimachinery `lastappliedupdater.go`): when `applied` has the
-/// annotation, it becomes `config` (without the annotation).
+/// annotation, it becomes `config` (without the annotation, keys sorted as Go writes them).
 pub fn sync_last_applied(applied: &mut Value, config: &Value, manager: &str) {
     if manager != KUBECTL || last_applied(applied).is_none() {
         return;
     }
     let mut last = config.clone();
-    if let Some(annotations) = last["metadata"]["annotations"].as_object_mut() {
+    if let Some(annotations) = last
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+    {
         annotations.remove(LAST_APPLIED);
-        if annotations.is_empty()
-            && let Some(m) = last["metadata"].as_object_mut()
-        {
-            m.remove("annotations");
-        }
     }
-    applied["metadata"]["annotations"][LAST_APPLIED] = Value::String(last.to_string());
+    applied["metadata"]["annotations"][LAST_APPLIED] = Value::String(sorted(&last).to_string());
+}
+
+/// `value` with every object's keys in order, as Go's `json.Marshal` writes maps (and kubectl
+/// writes the annotation), so the same configuration gives the same text.
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
 }
 
 /// The message of a 409 for `conflicts` (apimachinery `managedfields/internal/conflict.go`).
