@@ -8,4 +8,5 @@ mod kubeconfig;
 mod real_cluster;
 mod runtime_api;
 mod support;
+mod wasmtime_cli;
 mod watch_health;
