@@ -41,7 +41,7 @@ fn error(e: ApiError) -> Response {
     respond(&e.into())
 }
 
-fn header_str<'a>(headers: &'a HeaderMap, name: header::HeaderName) -> &'a str {
+fn header_str(headers: &HeaderMap, name: header::HeaderName) -> &str {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())
