@@ -18,6 +18,6 @@ pub mod runtime;
 pub mod smp;
 pub mod target;
 
-#[cfg(all(target_arch = "wasm32", feature = "component"))]
+#[cfg(target_arch = "wasm32")]
 #[allow(unsafe_code, reason = "wit-bindgen's generated import and export glue")]
 mod component;

@@ -101,13 +101,11 @@ fn tool(name: &str) -> Command {
     Command::new(tool_path(name).expect("checked by build()"))
 }
 
-/// Runs `wasmtime run [flags] --invoke call component` and returns its stdout, trimmed; fails
-/// the test unless it exits 0.
-fn invoke(component: &Path, flags: &[&str], call: &str) -> String {
+/// Runs `wasmtime run --invoke call component` and returns its stdout, trimmed; fails the test
+/// unless it exits 0.
+fn invoke(component: &Path, call: &str) -> String {
     let run = tool("wasmtime")
-        .arg("run")
-        .args(flags)
-        .args(["--invoke", call])
+        .args(["run", "--invoke", call])
         .arg(component)
         .output()
         .expect("wasmtime runs");
@@ -193,7 +191,6 @@ fn apply_creates_the_object_with_server_defaults() {
     let plan = resource("apps/v1:Deployment:default:web", &deployment());
     let printed = invoke(
         &c.composed,
-        &[],
         &format!("kusion:runtime/runtime.apply@0.1.0(none, some({plan}), {APPLY_OPTIONS})"),
     );
     assert!(printed.contains("action: create"), "{printed}");
@@ -218,7 +215,6 @@ fn apply_of_a_kind_the_cluster_does_not_serve_prints_the_error_status() {
     let plan = resource("example.com/v1:Widget:default:w", &widget);
     let printed = invoke(
         &c.composed,
-        &[],
         &format!("apply(none, some({plan}), {APPLY_OPTIONS})"),
     );
     assert!(
@@ -234,7 +230,6 @@ fn read_of_a_missing_object_is_none() {
     let plan = resource("apps/v1:Deployment:default:web", &deployment());
     let printed = invoke(
         &c.composed,
-        &[],
         &format!(
             "kusion:runtime/runtime.read@0.1.0(none, some({plan}), {{default-namespace: none}})"
         ),
@@ -248,7 +243,6 @@ fn delete_of_a_missing_object_succeeds() {
     let target = resource("apps/v1:Deployment:default:web", &deployment());
     let printed = invoke(
         &c.composed,
-        &[],
         &format!(
             "kusion:runtime/runtime.delete@0.1.0({target}, \
              {{dry-run: false, propagation-policy: some(foreground), default-namespace: none}})"
@@ -267,7 +261,6 @@ fn health_of_objects() {
         "conditions": [{"type": "Available", "status": "True"}]});
     let printed = invoke(
         &c.composed,
-        &[],
         &format!("health({})", wave(&ready.to_string())),
     );
     assert!(printed.starts_with("ok({state: current"), "{printed}");
@@ -276,39 +269,12 @@ fn health_of_objects() {
     rolling["spec"]["replicas"] = json!(3);
     let printed = invoke(
         &c.composed,
-        &[],
         &format!("health({})", wave(&rolling.to_string())),
     );
     assert!(printed.starts_with("ok({state: in-progress"), "{printed}");
 
-    let printed = invoke(&c.composed, &[], "health(\"not json\")");
+    let printed = invoke(&c.composed, "health(\"not json\")");
     assert!(printed.starts_with("err({kind: error"), "{printed}");
-}
-
-#[test]
-fn pure_functions_run_on_the_bare_guest_with_unknown_imports_trapping() {
-    let Some(c) = components() else { return };
-    let trap = ["-W", "unknown-imports-trap=y"];
-    let before = deployment();
-    let mut after = deployment();
-    after["spec"]["replicas"] = json!(2);
-    let call = format!(
-        "kusion:runtime/logic.diff@0.1.0(some({}), some({}), [])",
-        wave(&before.to_string()),
-        wave(&after.to_string())
-    );
-    let printed = invoke(&c.guest, &trap, &call);
-    assert!(
-        printed.starts_with(
-            "ok({changes: [{path: \"spec.replicas\", before: none, after: some(\"2\")}]"
-        ),
-        "{printed}"
-    );
-    assert_eq!(
-        printed,
-        invoke(&c.composed, &[], &call),
-        "same answer composed"
-    );
 }
 
 #[test]
@@ -321,7 +287,6 @@ fn diff_and_three_way_patch() {
     after["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.28");
     let printed = invoke(
         &c.composed,
-        &[],
         &format!(
             "diff(some({}), some({}), [\"spec.replicas\"])",
             wave(&before.to_string()),
@@ -343,7 +308,6 @@ fn diff_and_three_way_patch() {
 
     let printed = invoke(
         &c.composed,
-        &[],
         &format!(
             "three-way-patch(some({}), {}, some({}))",
             wave(&before.to_string()),
@@ -360,5 +324,120 @@ fn diff_and_three_way_patch() {
     assert_eq!(
         patch["spec"]["template"]["spec"]["containers"][0],
         json!({"name": "web", "image": "nginx:1.28"})
+    );
+}
+
+/// The imports and exports of the world `wasm-tools component wit` prints for `component`;
+/// WASI interfaces without their version (the toolchain's WASI 0.2 patch release).
+fn world(component: &Path) -> (Vec<String>, Vec<String>) {
+    let printed = tool("wasm-tools")
+        .args(["component", "wit"])
+        .arg(component)
+        .output()
+        .expect("wasm-tools runs");
+    assert!(
+        printed.status.success(),
+        "wasm-tools component wit {}: {}",
+        component.display(),
+        String::from_utf8_lossy(&printed.stderr)
+    );
+    let (mut imports, mut exports) = (Vec::new(), Vec::new());
+    for line in String::from_utf8_lossy(&printed.stdout).lines() {
+        let line = line.trim().trim_end_matches(';');
+        let (list, name) = if let Some(name) = line.strip_prefix("import ") {
+            (&mut imports, name)
+        } else if let Some(name) = line.strip_prefix("export ") {
+            (&mut exports, name)
+        } else {
+            continue;
+        };
+        let name = match name.split_once('@') {
+            Some((unversioned, _)) if name.starts_with("wasi:") => unversioned,
+            _ => name,
+        };
+        list.push(name.to_string());
+    }
+    imports.sort();
+    exports.sort();
+    (imports, exports)
+}
+
+/// What every std Rust component for wasm32-wasip2 imports.
+const STD_WASI: &[&str] = &[
+    "wasi:cli/environment",
+    "wasi:cli/exit",
+    "wasi:cli/stderr",
+    "wasi:cli/stdin",
+    "wasi:cli/stdout",
+    "wasi:cli/terminal-input",
+    "wasi:cli/terminal-output",
+    "wasi:cli/terminal-stderr",
+    "wasi:cli/terminal-stdin",
+    "wasi:cli/terminal-stdout",
+    "wasi:io/error",
+    "wasi:io/streams",
+];
+
+fn sorted(names: &[&str]) -> Vec<String> {
+    let mut names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn components_import_exactly_what_they_should() {
+    let Some(c) = components() else { return };
+    let with_std = |extra: &[&str]| sorted(&[STD_WASI, extra].concat());
+
+    let (imports, exports) = world(&c.guest);
+    assert_eq!(
+        imports,
+        with_std(&[
+            "kusion:runtime/types@0.1.0",
+            "kusion:runtime/kubernetes@0.1.0",
+            "kusion:runtime/host@0.1.0",
+            "wasi:clocks/monotonic-clock",
+            "wasi:clocks/wall-clock",
+            "wasi:io/poll",
+        ])
+    );
+    assert_eq!(
+        exports,
+        sorted(&["kusion:runtime/runtime@0.1.0", "kusion:runtime/logic@0.1.0"])
+    );
+
+    let (imports, exports) = world(&c.memcluster);
+    assert_eq!(
+        imports,
+        with_std(&[
+            "wasi:clocks/monotonic-clock",
+            "wasi:clocks/wall-clock",
+            "wasi:io/poll",
+            "wasi:random/random",
+        ])
+    );
+    assert_eq!(
+        exports,
+        sorted(&[
+            "kusion:runtime/types@0.1.0",
+            "kusion:runtime/kubernetes@0.1.0",
+            "kusion:runtime/host@0.1.0",
+        ])
+    );
+
+    // The composition needs nothing but WASI, and no sockets, filesystem or HTTP.
+    let (imports, exports) = world(&c.composed);
+    assert_eq!(
+        imports,
+        with_std(&[
+            "wasi:clocks/monotonic-clock",
+            "wasi:clocks/wall-clock",
+            "wasi:io/poll",
+            "wasi:random/random",
+        ])
+    );
+    assert_eq!(
+        exports,
+        sorted(&["kusion:runtime/runtime@0.1.0", "kusion:runtime/logic@0.1.0"])
     );
 }
