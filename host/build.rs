@@ -24,7 +24,8 @@ fn main() {
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(workspace)
-        .args(["build", "--package", "guest", "--target", "wasm32-wasip2"])
+        .args(["build", "--package", "guest", "--features", "component"])
+        .args(["--target", "wasm32-wasip2"])
         .args(["--profile", "guest", "--target-dir"])
         .arg(&guest_target);
     // The outer build's flags and wrappers (clippy, coverage) are not meant for the guest.

@@ -2,9 +2,10 @@
 //! apply requests, dry-run preview and diff, health and error mapping.
 //!
 //! This is a plain library with no I/O: it reaches the cluster only through the
-//! [`cluster::Cluster`] trait. Compiled for `wasm32`, the thin glue in
-//! `component.rs` binds that trait to the WIT imports and exports the runtime;
-//! natively it is tested against fakes and linked by `sim` and `host`.
+//! [`cluster::Cluster`] trait. Compiled for `wasm32` with the `component`
+//! feature, the thin glue in `component.rs` binds that trait to the WIT imports
+//! and exports the runtime; natively it is tested against fakes and linked by
+//! `sim` and `host`. Other components link it without that feature.
 
 pub mod cluster;
 pub mod diff;
@@ -18,6 +19,6 @@ pub mod runtime;
 pub mod smp;
 pub mod target;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "component"))]
 #[allow(unsafe_code, reason = "wit-bindgen's generated import and export glue")]
 mod component;

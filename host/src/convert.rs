@@ -47,16 +47,6 @@ pub(crate) fn api_resource_to_wit(r: m::ApiResource) -> k::ApiResource {
     }
 }
 
-pub(crate) fn api_resource_from_wit(r: k::ApiResource) -> m::ApiResource {
-    m::ApiResource {
-        group: r.group,
-        version: r.version,
-        kind: r.kind,
-        plural: r.plural,
-        namespaced: r.namespaced,
-    }
-}
-
 pub(crate) fn patch_type_from_wit(p: t::PatchType) -> m::PatchType {
     match p {
         t::PatchType::JsonMerge => m::PatchType::JsonMerge,

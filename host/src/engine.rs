@@ -1,6 +1,7 @@
 //! The wasmtime engine (one per process) and component loading: compile once
-//! (with wasmtime's on-disk cache), link once, instantiate per call through
-//! `InstancePre`.
+//! (with wasmtime's on-disk cache, keyed by the component's bytes and the
+//! engine's settings), check the component's imports and exports against what
+//! krt offers, link once, instantiate per call through `InstancePre`.
 
 use crate::bindings::KubernetesRuntimePre;
 use crate::error::Error;
@@ -12,6 +13,13 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{
     Cache, CacheConfig, Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig,
 };
+
+/// The version of the `kusion:runtime` WIT package this host implements;
+/// components built against a semver-compatible version (`0.1.x`) load.
+pub const WIT_VERSION: &str = "0.1.0";
+
+/// The `kusion:runtime` interfaces a component may import.
+const KRT_IMPORTS: &[&str] = &["kubernetes", "host", "types"];
 
 /// How often the engine's epoch advances; CPU deadlines are counted in these ticks.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -67,6 +75,17 @@ fn default_cache_dir() -> Option<PathBuf> {
 /// # Errors
 /// Fails when wasmtime rejects the configuration or the cache directory.
 pub fn build_engine(options: &EngineOptions) -> Result<Engine, Error> {
+    build_engine_and_cache(options).map(|(engine, _)| engine)
+}
+
+/// Like [`build_engine`], and also returns the engine's compile cache (when
+/// enabled), whose [`cache_hits`](Cache::cache_hits) and
+/// [`cache_misses`](Cache::cache_misses) count compiled components found in and
+/// added to it.
+///
+/// # Errors
+/// As [`build_engine`].
+pub fn build_engine_and_cache(options: &EngineOptions) -> Result<(Engine, Option<Cache>), Error> {
     let mut cfg = Config::new();
     cfg.epoch_interruption(true);
     cfg.concurrency_support(false);
@@ -82,12 +101,16 @@ pub fn build_engine(options: &EngineOptions) -> Result<Engine, Error> {
         .total_tables(n * 4)
         .total_stacks(n)
         .total_core_instances(n * 8)
+        .table_elements(options.limits.table_elements)
         .max_memory_size(options.limits.memory_bytes);
     cfg.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    let mut cache = None;
     if let Some(dir) = &options.cache_dir {
-        let mut cache = CacheConfig::new();
-        cache.with_directory(dir);
-        cfg.cache(Some(Cache::new(cache).map_err(Error::engine)?));
+        let mut config = CacheConfig::new();
+        config.with_directory(dir);
+        let created = Cache::new(config).map_err(Error::engine)?;
+        cfg.cache(Some(created.clone()));
+        cache = Some(created);
     }
     let engine = Engine::new(&cfg).map_err(Error::engine)?;
     let weak = engine.weak();
@@ -101,15 +124,18 @@ pub fn build_engine(options: &EngineOptions) -> Result<Engine, Error> {
             }
         })
         .map_err(|e| Error::Engine(e.to_string()))?;
-    Ok(engine)
+    Ok((engine, cache))
 }
 
-/// Compiles `source` (off the async executor) and links it against krt's
-/// imports. A component whose imports krt does not provide, or whose exports
-/// do not match the `kubernetes-runtime` world, is refused here.
+/// Compiles `source` (off the async executor), checks its imports and
+/// exports, and links it against krt's imports. A component that imports
+/// anything krt does not provide (sockets, filesystem, HTTP, an unknown
+/// interface) or was built against an incompatible `kusion:runtime` version is
+/// refused before linking, with a message naming the import or both versions.
 ///
 /// # Errors
-/// Unreadable file, invalid component, or a world mismatch (the message names the import or export).
+/// Unreadable file, invalid component, a refused import, a version mismatch,
+/// or a world mismatch (the message names the import or export).
 pub async fn load_component(
     engine: &Engine,
     source: &ComponentSource,
@@ -125,24 +151,134 @@ pub async fn load_component(
         })?),
     };
     let name = match source {
-        ComponentSource::File(path) => path.display().to_string(),
-        _ => "the built-in guest".to_string(),
+        ComponentSource::File(path) => format!("component '{}'", path.display()),
+        ComponentSource::Default => "the built-in guest".to_string(),
+        ComponentSource::Bytes(_) => "the component".to_string(),
     };
     let compile_engine = engine.clone();
     let component = tokio::task::spawn_blocking(move || Component::new(&compile_engine, &bytes))
         .await
         .map_err(|e| Error::Component(format!("compiling {name} panicked: {e}")))?
         .map_err(|e| Error::Component(format!("{name} is not a valid component: {e:#}")))?;
+    check_world(engine, &component, &name)?;
     let mut linker = Linker::new(engine);
     crate::imports::add_to_linker(&mut linker).map_err(Error::engine)?;
     let pre = linker.instantiate_pre(&component).map_err(|e| {
         Error::Component(format!(
-            "{name} does not fit krt's `kusion:runtime/kubernetes-runtime` world: {e:#}"
+            "{name} does not fit krt's `kusion:runtime/kubernetes-runtime@{WIT_VERSION}` world: {e:#}"
         ))
     })?;
     KubernetesRuntimePre::new(pre).map_err(|e| {
         Error::Component(format!(
-            "{name} does not export `kusion:runtime/runtime@0.1.0` as krt expects: {e:#}"
+            "{name} does not export `kusion:runtime/runtime@{WIT_VERSION}` as krt expects: {e:#}"
         ))
     })
+}
+
+/// Checks a component's imports against the allow-list and its
+/// `kusion:runtime` version against [`WIT_VERSION`].
+fn check_world(engine: &Engine, component: &Component, name: &str) -> Result<(), Error> {
+    let ty = component.component_type();
+    let mut refused = Vec::new();
+    for (import, _) in ty.imports(engine) {
+        let (path, version) = split_version(import);
+        if let Some(iface) = path.strip_prefix("kusion:runtime/") {
+            check_version(name, version)?;
+            if !KRT_IMPORTS.contains(&iface) {
+                refused.push(format!("`{import}`"));
+            }
+        } else if !(crate::imports::ALLOWED_WASI.contains(&path)
+            && version.is_none_or(|v| compatible(v, "0.2.0")))
+        {
+            refused.push(format!("`{import}`"));
+        }
+    }
+    if !refused.is_empty() {
+        return Err(Error::Component(format!(
+            "{name} imports {}, which krt does not provide: a guest may import only \
+             `kusion:runtime/{{kubernetes,host,types}}@{WIT_VERSION}`, WASI 0.2 clocks and random, \
+             and the `wasi:cli` stdio and `wasi:io` interfaces a std Rust guest needs \
+             (no filesystem, sockets, HTTP, environment or arguments)",
+            refused.join(", ")
+        )));
+    }
+    let mut exports_runtime = false;
+    for (export, _) in ty.exports(engine) {
+        let (path, version) = split_version(export);
+        if path == "kusion:runtime/runtime" {
+            check_version(name, version)?;
+            exports_runtime = true;
+        }
+    }
+    if !exports_runtime {
+        return Err(Error::Component(format!(
+            "{name} does not export `kusion:runtime/runtime@{WIT_VERSION}`: it is not a Kubernetes runtime component"
+        )));
+    }
+    Ok(())
+}
+
+/// `ns:pkg/iface@1.2.3` as (`ns:pkg/iface`, `Some("1.2.3")`).
+fn split_version(name: &str) -> (&str, Option<&str>) {
+    match name.split_once('@') {
+        Some((path, version)) => (path, Some(version)),
+        None => (name, None),
+    }
+}
+
+fn check_version(name: &str, version: Option<&str>) -> Result<(), Error> {
+    let version = version.unwrap_or("(unversioned)");
+    if compatible(version, WIT_VERSION) {
+        return Ok(());
+    }
+    Err(Error::Component(format!(
+        "{name} was built against `kusion:runtime@{version}`, but this krt implements \
+         `kusion:runtime@{WIT_VERSION}`; rebuild the component against krt's `wit/` \
+         (or run a krt that implements {version})"
+    )))
+}
+
+/// Semver compatibility as wasmtime's linker sees it: same major version, and
+/// for `0.x` the same minor version.
+fn compatible(version: &str, ours: &str) -> bool {
+    let parts = |v: &str| -> Option<(u64, u64)> {
+        let mut it = v.split(['.', '-', '+']);
+        Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+    };
+    match (parts(version), parts(ours)) {
+        (Some((0, a)), Some((0, b))) => a == b,
+        (Some((a, _)), Some((b, _))) => a == b,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wit_version_matches_the_wit_package() {
+        let world = include_str!("../../wit/types.wit");
+        assert!(
+            world.contains(&format!("package kusion:runtime@{WIT_VERSION};")),
+            "WIT_VERSION {WIT_VERSION} differs from wit/"
+        );
+    }
+
+    #[test]
+    fn semver_compatibility() {
+        assert!(compatible("0.1.0", "0.1.0"));
+        assert!(compatible("0.1.7", "0.1.0"));
+        assert!(!compatible("0.2.0", "0.1.0"));
+        assert!(compatible("0.2.6", "0.2.0"));
+        assert!(!compatible("1.0.0", "0.1.0"));
+        assert!(compatible("1.4.0", "1.0.0"));
+        assert!(!compatible("(unversioned)", "0.1.0"));
+        let err = check_version("component 'v2.wasm'", Some("0.2.0")).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("kusion:runtime@0.2.0") && text.contains("kusion:runtime@0.1.0"),
+            "{text}"
+        );
+    }
 }

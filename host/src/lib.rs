@@ -16,15 +16,20 @@ mod events;
 mod imports;
 pub mod manifest;
 mod native;
+pub mod policy;
 mod runtime;
 mod state;
 
 pub use cluster::KubeCluster;
 pub use connect::{ClusterChoice, ConnectOptions, Connected, connect};
-pub use engine::{ComponentSource, DEFAULT_COMPONENT, EngineOptions, build_engine};
+pub use engine::{
+    ComponentSource, DEFAULT_COMPONENT, EngineOptions, WIT_VERSION, build_engine,
+    build_engine_and_cache,
+};
 pub use error::Error;
 pub use events::{EventSink, TracingSink};
 pub use guest::model;
 pub use native::NativeRuntime;
+pub use policy::{Policy, PolicyArgs};
 pub use runtime::{ComponentRuntime, Runtime};
 pub use state::Limits;

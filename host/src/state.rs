@@ -1,38 +1,162 @@
 //! Per-call store state: WASI with nothing granted, the resource table, the
-//! store limits and krt's own context, split into ctx, view and table the way
-//! wasmtime-wasi does.
+//! resource limiter and krt's own context, split into ctx, view and table the
+//! way wasmtime-wasi does.
 
 use crate::cluster::KubeCluster;
 use crate::events::EventSink;
+use crate::policy::Policy;
+use std::fmt;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use wasmtime::component::{HasData, ResourceTable};
-use wasmtime::{StoreLimits, StoreLimitsBuilder};
+use wasmtime::{ResourceLimiter, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+/// Core instances, tables and memories one store may create (a component of
+/// a std Rust guest needs a handful of each).
+const MAX_STORE_INSTANCES: usize = 16;
+const MAX_STORE_TABLES: usize = 16;
+const MAX_STORE_MEMORIES: usize = 4;
+
+/// Bytes of guest stderr kept for failure reports (panic messages).
+const STDERR_CAPTURE: usize = 64 << 10;
 
 /// Limits applied to every guest call.
 #[derive(Debug, Clone)]
 pub struct Limits {
     /// Linear-memory cap per instance, in bytes.
     pub memory_bytes: usize,
+    /// Most elements of any one table (function references).
+    pub table_elements: usize,
+    /// Guest execution time of one export call; time spent in host calls
+    /// (cluster requests, sleeps) does not count.
+    pub cpu_time: Duration,
     /// Wall-clock budget of one export call (guest execution plus host calls).
-    pub call_timeout: std::time::Duration,
-    /// Most cluster calls one export call may make.
+    pub call_timeout: Duration,
+    /// Most host calls (cluster, logs, progress, sleep) one export call may make.
     pub max_host_calls: u32,
     /// Most bytes of logs and progress text one export call may emit.
     pub max_output_bytes: usize,
+    /// Most bytes (objects, messages) one export call may return.
+    pub max_response_bytes: usize,
 }
 
 impl Default for Limits {
-    /// 64 MiB of memory, 5 minutes per call (watches wait), 10,000 host calls, 1 MiB of output.
+    /// 64 MiB of memory, 20,000 table elements, 10 s of guest CPU time,
+    /// 5 minutes of wall-clock time per call (watches wait), 10,000 host calls,
+    /// 1 MiB of logs and progress, 8 MiB of response.
     fn default() -> Self {
         Limits {
             memory_bytes: 64 << 20,
-            call_timeout: std::time::Duration::from_secs(300),
+            table_elements: 20_000,
+            cpu_time: Duration::from_secs(10),
+            call_timeout: Duration::from_secs(300),
             max_host_calls: 10_000,
             max_output_bytes: 1 << 20,
+            max_response_bytes: 8 << 20,
         }
+    }
+}
+
+/// A sandbox limit the guest ran into; recorded in the store so the failure
+/// is reported by name whatever error wasmtime surfaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LimitHit {
+    /// Linear memory would grow past [`Limits::memory_bytes`].
+    Memory(usize),
+    /// A table would grow past [`Limits::table_elements`], or too many
+    /// instances, tables or memories.
+    Table(usize),
+    /// Guest execution passed [`Limits::cpu_time`].
+    Cpu(Duration),
+    /// More host calls than [`Limits::max_host_calls`].
+    HostCalls(u32),
+    /// More log and progress bytes than [`Limits::max_output_bytes`].
+    Output(usize),
+    /// A host call (a sleep) would run past [`Limits::call_timeout`].
+    Deadline(Duration),
+}
+
+impl fmt::Display for LimitHit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LimitHit::Memory(n) => write!(f, "its memory limit of {} MiB", n >> 20),
+            LimitHit::Table(n) => write!(f, "its table limit of {n} elements"),
+            LimitHit::Cpu(d) => write!(f, "its CPU time limit of {d:?}"),
+            LimitHit::HostCalls(n) => write!(f, "its limit of {n} host calls"),
+            LimitHit::Output(n) => write!(f, "its limit of {n} bytes of logs and progress"),
+            LimitHit::Deadline(d) => write!(f, "its wall-clock limit of {d:?}"),
+        }
+    }
+}
+
+impl std::error::Error for LimitHit {}
+
+/// wasmtime's [`StoreLimits`] plus a record of which limit was hit (a memory
+/// limit failure is a plain error, not a [`wasmtime::Trap`]).
+pub(crate) struct Limiter {
+    inner: StoreLimits,
+    memory_bytes: usize,
+    table_elements: usize,
+    pub(crate) hit: Option<LimitHit>,
+}
+
+impl Limiter {
+    fn new(limits: &Limits) -> Self {
+        Limiter {
+            inner: StoreLimitsBuilder::new()
+                .memory_size(limits.memory_bytes)
+                .table_elements(limits.table_elements)
+                .instances(MAX_STORE_INSTANCES)
+                .tables(MAX_STORE_TABLES)
+                .memories(MAX_STORE_MEMORIES)
+                .trap_on_grow_failure(true)
+                .build(),
+            memory_bytes: limits.memory_bytes,
+            table_elements: limits.table_elements,
+            hit: None,
+        }
+    }
+}
+
+impl ResourceLimiter for Limiter {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let answer = self.inner.memory_growing(current, desired, maximum);
+        if !matches!(answer, Ok(true)) {
+            self.hit.get_or_insert(LimitHit::Memory(self.memory_bytes));
+        }
+        answer
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let answer = self.inner.table_growing(current, desired, maximum);
+        if !matches!(answer, Ok(true)) {
+            self.hit.get_or_insert(LimitHit::Table(self.table_elements));
+        }
+        answer
+    }
+
+    fn instances(&self) -> usize {
+        self.inner.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.inner.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.inner.memories()
     }
 }
 
@@ -40,50 +164,89 @@ impl Default for Limits {
 pub struct KrtCtx {
     pub(crate) cluster: Arc<KubeCluster>,
     pub(crate) events: Arc<dyn EventSink>,
-    pub(crate) deadline: Instant,
-    pub(crate) host_calls: u32,
-    pub(crate) output_bytes: usize,
+    pub(crate) policy: Arc<Policy>,
     pub(crate) limits: Limits,
+    /// When the call started.
+    pub(crate) started: Instant,
+    /// The wall-clock deadline of the call.
+    pub(crate) deadline: Instant,
+    /// Time spent in krt's host calls, not charged to the guest's CPU budget.
+    pub(crate) host_time: Duration,
+    /// Host calls made (all imports).
+    pub(crate) host_calls: u32,
+    /// Cluster calls made (the policy's request budget).
+    pub(crate) requests: u32,
+    /// Bytes of logs and progress emitted.
+    pub(crate) output_bytes: usize,
+    /// A limit hit by a host call or the CPU budget.
+    pub(crate) hit: Option<LimitHit>,
+}
+
+impl KrtCtx {
+    /// Guest execution time so far: wall-clock time minus time in host calls.
+    pub(crate) fn guest_time(&self) -> Duration {
+        self.started.elapsed().saturating_sub(self.host_time)
+    }
+
+    /// Counts one host call; traps once the call budget is spent.
+    pub(crate) fn enter(&mut self) -> wasmtime::Result<()> {
+        self.host_calls += 1;
+        if self.host_calls > self.limits.max_host_calls {
+            return Err(self.trip(LimitHit::HostCalls(self.limits.max_host_calls)));
+        }
+        Ok(())
+    }
+
+    /// Records a hit limit and returns the trap that stops the guest.
+    pub(crate) fn trip(&mut self, hit: LimitHit) -> wasmtime::Error {
+        self.hit.get_or_insert(hit);
+        wasmtime::Error::new(hit)
+    }
 }
 
 /// The data of one store.
 pub struct HostState {
     wasi: WasiCtx,
     table: ResourceTable,
-    pub(crate) store_limits: StoreLimits,
+    pub(crate) limiter: Limiter,
     pub(crate) krt: KrtCtx,
     stderr: MemoryOutputPipe,
 }
 
 impl HostState {
-    /// A fresh state: WASI with no args, env, preopens or sockets; guest
-    /// stderr captured (64 KiB) so a panic message can be reported.
-    pub fn new(cluster: Arc<KubeCluster>, events: Arc<dyn EventSink>, limits: &Limits) -> Self {
-        let stderr = MemoryOutputPipe::new(64 << 10);
+    /// A fresh state: WASI with no args, env, preopens or sockets, stdin
+    /// closed, stdout discarded and stderr captured (64 KiB) so a panic message
+    /// can be reported; the limits and the policy of one call.
+    pub fn new(
+        cluster: Arc<KubeCluster>,
+        events: Arc<dyn EventSink>,
+        policy: Arc<Policy>,
+        limits: &Limits,
+    ) -> Self {
+        let stderr = MemoryOutputPipe::new(STDERR_CAPTURE);
         let wasi = WasiCtx::builder()
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false)
             .stderr(stderr.clone())
             .build();
-        let store_limits = StoreLimitsBuilder::new()
-            .memory_size(limits.memory_bytes)
-            .instances(16)
-            .tables(16)
-            .memories(4)
-            .trap_on_grow_failure(true)
-            .build();
+        let now = Instant::now();
         HostState {
             wasi,
             table: ResourceTable::new(),
-            store_limits,
+            limiter: Limiter::new(limits),
             krt: KrtCtx {
                 cluster,
                 events,
-                deadline: Instant::now() + limits.call_timeout,
-                host_calls: 0,
-                output_bytes: 0,
+                policy,
                 limits: limits.clone(),
+                started: now,
+                deadline: now + limits.call_timeout,
+                host_time: Duration::ZERO,
+                host_calls: 0,
+                requests: 0,
+                output_bytes: 0,
+                hit: None,
             },
             stderr,
         }
@@ -94,6 +257,11 @@ impl HostState {
         String::from_utf8_lossy(&self.stderr.contents())
             .trim()
             .to_string()
+    }
+
+    /// The limit the guest ran into, if any.
+    pub(crate) fn limit_hit(&self) -> Option<LimitHit> {
+        self.krt.hit.or(self.limiter.hit)
     }
 
     /// The borrowed view the imports are implemented on.

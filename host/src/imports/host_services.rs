@@ -1,10 +1,13 @@
 //! `kusion:runtime/host`: structured logs and progress events forwarded to the
 //! embedder's [`EventSink`](crate::events::EventSink), and a sleep clamped to
-//! the call's deadline. Output is capped per operation.
+//! the call's deadline. Each call counts against the host-call limit; output
+//! past the per-operation byte cap stops the guest (a log flood is a limit hit,
+//! not silently truncated output). Sleeping is host time, not guest CPU time;
+//! a sleep past the call's wall-clock deadline ends the call at the deadline.
 
 use crate::bindings::host_services::{Host, LogLevel, ProgressEvent};
 use crate::convert::{health_from_wit, log_level_from_wit};
-use crate::state::KrtView;
+use crate::state::{KrtView, LimitHit};
 use guest::model as m;
 use std::time::{Duration, Instant};
 
@@ -12,10 +15,15 @@ use std::time::{Duration, Instant};
 const MAX_SLEEP: Duration = Duration::from_secs(30);
 
 impl KrtView<'_> {
-    /// Charges `bytes` of output; false once the operation's cap is exceeded.
-    fn charge_output(&mut self, bytes: usize) -> bool {
+    /// Counts the call and charges `bytes` of output; traps past the cap.
+    fn charge_output(&mut self, bytes: usize) -> wasmtime::Result<()> {
+        self.ctx.enter()?;
         self.ctx.output_bytes = self.ctx.output_bytes.saturating_add(bytes);
-        self.ctx.output_bytes <= self.ctx.limits.max_output_bytes
+        let cap = self.ctx.limits.max_output_bytes;
+        if self.ctx.output_bytes > cap {
+            return Err(self.ctx.trip(LimitHit::Output(cap)));
+        }
+        Ok(())
     }
 }
 
@@ -27,31 +35,37 @@ impl Host for KrtView<'_> {
         fields: Vec<(String, String)>,
     ) -> wasmtime::Result<()> {
         let size = message.len() + fields.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>();
-        if self.charge_output(size) {
-            self.ctx
-                .events
-                .log(log_level_from_wit(level), &message, &fields);
-        }
+        self.charge_output(size)?;
+        self.ctx
+            .events
+            .log(log_level_from_wit(level), &message, &fields);
         Ok(())
     }
 
     async fn progress(&mut self, event: ProgressEvent) -> wasmtime::Result<()> {
         let size = event.id.len() + event.phase.len() + event.message.len();
-        if self.charge_output(size) {
-            self.ctx.events.progress(&m::Progress {
-                id: event.id,
-                phase: event.phase,
-                message: event.message,
-                health: event.health.map(health_from_wit),
-            });
-        }
+        self.charge_output(size)?;
+        self.ctx.events.progress(&m::Progress {
+            id: event.id,
+            phase: event.phase,
+            message: event.message,
+            health: event.health.map(health_from_wit),
+        });
         Ok(())
     }
 
     async fn sleep(&mut self, ms: u32) -> wasmtime::Result<()> {
-        let left = self.ctx.deadline.saturating_duration_since(Instant::now());
-        let wait = Duration::from_millis(ms.into()).min(MAX_SLEEP).min(left);
-        tokio::time::sleep(wait).await;
+        self.ctx.enter()?;
+        let started = Instant::now();
+        let left = self.ctx.deadline.saturating_duration_since(started);
+        let asked = Duration::from_millis(ms.into()).min(MAX_SLEEP);
+        tokio::time::sleep(asked.min(left)).await;
+        self.ctx.host_time += started.elapsed();
+        if asked > left {
+            // The call cannot finish in time: stop it at the deadline.
+            let limit = self.ctx.limits.call_timeout;
+            return Err(self.ctx.trip(LimitHit::Deadline(limit)));
+        }
         Ok(())
     }
 }

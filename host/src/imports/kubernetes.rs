@@ -1,20 +1,27 @@
 //! `kusion:runtime/kubernetes`: cluster access for the guest through the
-//! process's shared [`KubeCluster`](crate::cluster::KubeCluster). Every call
-//! counts against the operation's host-call budget; failures are returned as
-//! `api-error` values, never traps.
+//! process's shared [`KubeCluster`](crate::cluster::KubeCluster).
+//!
+//! Every call counts against the operation's host-call limit (a trap when
+//! exceeded) and the policy's request budget, has its kind resolved by the host
+//! (the guest's `api-resource` is never trusted for the URL or the scope), and
+//! is checked against the capability [`Policy`](crate::policy::Policy) before
+//! it reaches the cluster. Refusals and cluster failures are `api-error`
+//! values, never traps. Time spent here is not charged to the guest's CPU.
 
 use crate::bindings::kubernetes::{
     ApiError, ApiResource, CreateOptions, DeleteOptions, Host, HostWatchStream, ListOptions,
     ObjectList, PatchOptions, PatchType, WatchEvent, WatchOptions,
 };
-use crate::cluster::EventStream;
+use crate::cluster::{EventStream, KubeCluster};
 use crate::convert::{
-    api_error_to_wit, api_resource_from_wit, api_resource_to_wit, delete_options_from_wit,
-    event_type_to_wit, patch_type_from_wit,
+    api_error_to_wit, api_resource_to_wit, delete_options_from_wit, event_type_to_wit,
+    patch_type_from_wit,
 };
+use crate::policy::{Denial, Request, Verb};
 use crate::state::KrtView;
 use futures::StreamExt;
 use guest::model as m;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::component::Resource;
 
@@ -28,38 +35,136 @@ pub struct WatchState {
 
 type Answer<T> = wasmtime::Result<Result<T, ApiError>>;
 
+/// A call to authorize: everything but the kind, which the host resolves.
+struct Call<'a> {
+    verb: Verb,
+    namespace: Option<&'a str>,
+    name: Option<&'a str>,
+    field_manager: Option<&'a str>,
+    dry_run: bool,
+}
+
+impl<'a> Call<'a> {
+    fn new(verb: Verb, namespace: &'a Option<String>, name: Option<&'a str>) -> Self {
+        Call {
+            verb,
+            namespace: namespace.as_deref(),
+            name,
+            field_manager: None,
+            dry_run: false,
+        }
+    }
+}
+
+/// A policy refusal as the guest sees it: HTTP 403 with `source: policy`.
+fn denial_to_wit(denial: &Denial) -> ApiError {
+    api_error_to_wit(m::ApiError {
+        source: m::ErrorSource::Policy,
+        ..m::ApiError::api(403, "Forbidden", denial.to_string())
+    })
+}
+
+fn api_version(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    }
+}
+
 impl KrtView<'_> {
-    /// Counts one host call; refuses it once the operation's budget is spent.
-    fn admit(&mut self, what: &str) -> Result<(), ApiError> {
-        self.ctx.host_calls += 1;
-        if self.ctx.host_calls > self.ctx.limits.max_host_calls {
+    /// Spends one request of the policy's budget.
+    fn spend_request(&mut self, what: &str) -> Result<(), ApiError> {
+        self.ctx.requests += 1;
+        let budget = self.ctx.policy.max_requests;
+        if self.ctx.requests > budget {
+            tracing::warn!(target: "krt::policy", rule = "maxRequests", "{what}: request budget of {budget} spent");
             return Err(api_error_to_wit(m::ApiError {
                 source: m::ErrorSource::Limit,
                 ..m::ApiError::api(
                     429,
-                    "HostCallLimit",
+                    "RequestBudgetExceeded",
                     format!(
-                        "{what}: the operation made more than {} cluster calls",
-                        self.ctx.limits.max_host_calls
+                        "{what}: the operation made more than {budget} cluster requests (policy `maxRequests`); to allow more, pass `--max-requests N` (or set `maxRequests` in the policy file)"
                     ),
                 )
             }));
         }
         Ok(())
     }
-}
 
-fn wit<T>(r: Result<T, m::ApiError>) -> Result<T, ApiError> {
-    r.map_err(api_error_to_wit)
+    /// Charges the budget, resolves the kind on the host and checks the
+    /// policy; the resolved kind is what the call must use.
+    async fn authorize(
+        &mut self,
+        call: Call<'_>,
+        wire: ApiResource,
+    ) -> Result<m::ApiResource, ApiError> {
+        self.spend_request(&format!("{} {}", call.verb, wire.kind))?;
+        let resource = self
+            .ctx
+            .cluster
+            .resolve(&api_version(&wire.group, &wire.version), &wire.kind)
+            .await
+            .map_err(api_error_to_wit)?;
+        let request = Request {
+            verb: call.verb,
+            resource: &resource,
+            namespace: call.namespace,
+            name: call.name,
+            field_manager: call.field_manager,
+            dry_run: call.dry_run,
+        };
+        if let Err(denial) = self.ctx.policy.check(&request) {
+            tracing::warn!(target: "krt::policy", rule = denial.rule, "{denial}");
+            return Err(denial_to_wit(&denial));
+        }
+        Ok(resource)
+    }
+
+    /// Runs one cluster import: counts it, authorizes it, performs `op` with
+    /// the resolved kind, and books the time as host time.
+    async fn run<T, F, Fut>(&mut self, call: Call<'_>, wire: ApiResource, op: F) -> Answer<T>
+    where
+        F: FnOnce(Arc<KubeCluster>, m::ApiResource) -> Fut,
+        Fut: Future<Output = Result<T, m::ApiError>>,
+    {
+        self.ctx.enter()?;
+        let started = Instant::now();
+        let answer = match self.authorize(call, wire).await {
+            Ok(resource) => op(self.ctx.cluster.clone(), resource)
+                .await
+                .map_err(api_error_to_wit),
+            Err(e) => Err(e),
+        };
+        self.ctx.host_time += started.elapsed();
+        Ok(answer)
+    }
 }
 
 impl Host for KrtView<'_> {
     async fn resolve(&mut self, api_version: String, kind: String) -> Answer<ApiResource> {
-        if let Err(e) = self.admit("resolve") {
-            return Ok(Err(e));
-        }
-        let found = self.ctx.cluster.resolve(&api_version, &kind).await;
-        Ok(wit(found.map(api_resource_to_wit)))
+        self.ctx.enter()?;
+        let started = Instant::now();
+        let answer = match self.spend_request(&format!("resolve {kind}")) {
+            Ok(()) => self
+                .ctx
+                .cluster
+                .resolve(&api_version, &kind)
+                .await
+                .map_err(api_error_to_wit),
+            Err(e) => Err(e),
+        };
+        // Discovery of a kind the policy does not allow is refused here already.
+        let answer = answer.and_then(|found| match self.ctx.policy.check_kind(&found) {
+            Ok(()) => Ok(api_resource_to_wit(found)),
+            Err(denial) => {
+                tracing::warn!(target: "krt::policy", rule = denial.rule, "{denial}");
+                Err(denial_to_wit(&denial))
+            }
+        });
+        self.ctx.host_time += started.elapsed();
+        Ok(answer)
     }
 
     async fn get(
@@ -68,15 +173,11 @@ impl Host for KrtView<'_> {
         namespace: Option<String>,
         name: String,
     ) -> Answer<Option<String>> {
-        if let Err(e) = self.admit("get") {
-            return Ok(Err(e));
-        }
-        let ar = api_resource_from_wit(resource);
-        Ok(wit(self
-            .ctx
-            .cluster
-            .get(&ar, namespace.as_deref(), &name)
-            .await))
+        let call = Call::new(Verb::Get, &namespace, Some(&name));
+        self.run(call, resource, async |cluster, ar| {
+            cluster.get(&ar, namespace.as_deref(), &name).await
+        })
+        .await
     }
 
     async fn create(
@@ -86,20 +187,24 @@ impl Host for KrtView<'_> {
         object: String,
         options: CreateOptions,
     ) -> Answer<String> {
-        if let Err(e) = self.admit("create") {
-            return Ok(Err(e));
-        }
-        let ar = api_resource_from_wit(resource);
+        let name = serde_json::from_str::<serde_json::Value>(&object)
+            .ok()
+            .and_then(|o| o["metadata"]["name"].as_str().map(str::to_string));
+        let call = Call {
+            field_manager: options.field_manager.as_deref(),
+            dry_run: options.dry_run,
+            ..Call::new(Verb::Create, &namespace, name.as_deref())
+        };
         let options = m::CreateOptions {
             dry_run: options.dry_run,
-            field_manager: options.field_manager,
+            field_manager: options.field_manager.clone(),
         };
-        let created = self
-            .ctx
-            .cluster
-            .create(&ar, namespace.as_deref(), &object, &options)
-            .await;
-        Ok(wit(created))
+        self.run(call, resource, async |cluster, ar| {
+            cluster
+                .create(&ar, namespace.as_deref(), &object, &options)
+                .await
+        })
+        .await
     }
 
     async fn patch(
@@ -111,28 +216,36 @@ impl Host for KrtView<'_> {
         body: String,
         options: PatchOptions,
     ) -> Answer<String> {
-        if let Err(e) = self.admit("patch") {
-            return Ok(Err(e));
-        }
-        let ar = api_resource_from_wit(resource);
+        let patch_type = patch_type_from_wit(type_);
+        // Server-side apply without a field manager writes as `krt`.
+        let manager = match (&options.field_manager, patch_type) {
+            (Some(m), _) => Some(m.as_str()),
+            (None, m::PatchType::Apply) => Some("krt"),
+            (None, _) => None,
+        };
+        let call = Call {
+            field_manager: manager,
+            dry_run: options.dry_run,
+            ..Call::new(Verb::Patch, &namespace, Some(&name))
+        };
         let options = m::PatchOptions {
             dry_run: options.dry_run,
-            field_manager: options.field_manager,
+            field_manager: options.field_manager.clone(),
             force: options.force,
         };
-        let patched = self
-            .ctx
-            .cluster
-            .patch(
-                &ar,
-                namespace.as_deref(),
-                &name,
-                patch_type_from_wit(type_),
-                &body,
-                &options,
-            )
-            .await;
-        Ok(wit(patched))
+        self.run(call, resource, async |cluster, ar| {
+            cluster
+                .patch(
+                    &ar,
+                    namespace.as_deref(),
+                    &name,
+                    patch_type,
+                    &body,
+                    &options,
+                )
+                .await
+        })
+        .await
     }
 
     async fn delete(
@@ -142,17 +255,17 @@ impl Host for KrtView<'_> {
         name: String,
         options: DeleteOptions,
     ) -> Answer<Option<String>> {
-        if let Err(e) = self.admit("delete") {
-            return Ok(Err(e));
-        }
-        let ar = api_resource_from_wit(resource);
         let options = delete_options_from_wit(options);
-        let deleted = self
-            .ctx
-            .cluster
-            .delete(&ar, namespace.as_deref(), &name, &options)
-            .await;
-        Ok(wit(deleted))
+        let call = Call {
+            dry_run: options.dry_run,
+            ..Call::new(Verb::Delete, &namespace, Some(&name))
+        };
+        self.run(call, resource, async |cluster, ar| {
+            cluster
+                .delete(&ar, namespace.as_deref(), &name, &options)
+                .await
+        })
+        .await
     }
 
     async fn list(
@@ -161,28 +274,23 @@ impl Host for KrtView<'_> {
         namespace: Option<String>,
         options: ListOptions,
     ) -> Answer<ObjectList> {
-        if let Err(e) = self.admit("list") {
-            return Ok(Err(e));
-        }
-        let ar = api_resource_from_wit(resource);
+        let call = Call::new(Verb::List, &namespace, None);
         let options = m::ListOptions {
             label_selector: options.label_selector,
             field_selector: options.field_selector,
             limit: options.limit,
             continue_token: options.continue_token,
         };
-        let listed = self
-            .ctx
-            .cluster
-            .list(&ar, namespace.as_deref(), &options)
-            .await;
-        Ok(wit(listed.map(
-            |(items, resource_version, continue_token)| ObjectList {
+        self.run(call, resource, async |cluster, ar| {
+            let (items, resource_version, continue_token) =
+                cluster.list(&ar, namespace.as_deref(), &options).await?;
+            Ok(ObjectList {
                 items,
                 resource_version,
                 continue_token,
-            },
-        )))
+            })
+        })
+        .await
     }
 
     async fn watch(
@@ -191,10 +299,7 @@ impl Host for KrtView<'_> {
         namespace: Option<String>,
         options: WatchOptions,
     ) -> Answer<Resource<WatchState>> {
-        if let Err(e) = self.admit("watch") {
-            return Ok(Err(e));
-        }
-        let ar = api_resource_from_wit(resource);
+        let call = Call::new(Verb::Watch, &namespace, None);
         let options = m::WatchOptions {
             label_selector: options.label_selector,
             field_selector: options.field_selector,
@@ -202,15 +307,15 @@ impl Host for KrtView<'_> {
             timeout_seconds: options.timeout_seconds,
             allow_bookmarks: options.allow_bookmarks,
         };
-        match self
-            .ctx
-            .cluster
-            .watch(&ar, namespace.as_deref(), &options)
-            .await
-        {
-            Ok(events) => Ok(Ok(self.table.push(WatchState { events })?)),
-            Err(e) => Ok(Err(api_error_to_wit(e))),
-        }
+        let started = self
+            .run(call, resource, async |cluster, ar| {
+                cluster.watch(&ar, namespace.as_deref(), &options).await
+            })
+            .await?;
+        Ok(match started {
+            Ok(events) => Ok(self.table.push(WatchState { events })?),
+            Err(e) => Err(e),
+        })
     }
 }
 
@@ -220,29 +325,30 @@ impl HostWatchStream for KrtView<'_> {
         stream: Resource<WatchState>,
         timeout_ms: u32,
     ) -> Answer<Option<WatchEvent>> {
-        if let Err(e) = self.admit("watch-stream.next") {
-            return Ok(Err(e));
-        }
+        self.ctx.enter()?;
         // Epochs do not interrupt a guest blocked here, so the wait is clamped
         // to a few seconds and to what is left of the call's deadline.
-        let left = self.ctx.deadline.saturating_duration_since(Instant::now());
+        let started = Instant::now();
+        let left = self.ctx.deadline.saturating_duration_since(started);
         let wait = Duration::from_millis(timeout_ms.into())
             .min(MAX_NEXT_WAIT)
             .min(left);
         let state = self.table.get_mut(&stream)?;
-        match tokio::time::timeout(wait, state.events.next()).await {
-            Err(_) => Ok(Ok(None)),
-            Ok(None) => Ok(Err(api_error_to_wit(m::ApiError::api(
+        let answer = match tokio::time::timeout(wait, state.events.next()).await {
+            Err(_) => Ok(None),
+            Ok(None) => Err(api_error_to_wit(m::ApiError::api(
                 410,
                 "Expired",
                 "the watch stream was closed by the API server; list again and start a new watch",
-            )))),
-            Ok(Some(Ok((kind, object)))) => Ok(Ok(Some(WatchEvent {
+            ))),
+            Ok(Some(Ok((kind, object)))) => Ok(Some(WatchEvent {
                 type_: event_type_to_wit(kind),
                 object,
-            }))),
-            Ok(Some(Err(e))) => Ok(Err(api_error_to_wit(e))),
-        }
+            })),
+            Ok(Some(Err(e))) => Err(api_error_to_wit(e)),
+        };
+        self.ctx.host_time += started.elapsed();
+        Ok(answer)
     }
 
     async fn drop(&mut self, stream: Resource<WatchState>) -> wasmtime::Result<()> {

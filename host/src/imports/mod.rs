@@ -1,22 +1,28 @@
-//! Host implementations of the WIT imports of `kusion:runtime`:
+//! Host implementations of the WIT imports a guest may use:
 //!
-//! - `kusion:runtime/kubernetes` ([`kubernetes`]): cluster access through kube-rs;
+//! - `kusion:runtime/kubernetes` ([`kubernetes`]): cluster access through
+//!   kube-rs, every call checked against the capability policy;
 //! - `kusion:runtime/host` ([`host_services`]): logs, progress and a bounded sleep;
-//! - `kusion:runtime/types`: types only, nothing to implement.
+//! - `kusion:runtime/types`: types only, nothing to implement;
+//! - a subset of WASI p2 ([`wasi`]): clocks, randomness, stdio with nothing granted.
 //!
-//! WASI p2 is linked with nothing granted (see `state.rs`).
+//! Nothing else is linked, and loading refuses a component that imports
+//! anything else before linking it, naming the import (`engine.rs`).
 
 mod host_services;
 pub(crate) mod kubernetes;
+mod wasi;
 
 use crate::bindings::{KubernetesRuntime, types};
 use crate::state::{HostState, Krt, KrtView};
 use wasmtime::component::Linker;
 
+pub(crate) use wasi::ALLOWED as ALLOWED_WASI;
+
 impl types::Host for KrtView<'_> {}
 
-/// Adds WASI and every krt import to `linker`.
+/// Adds the allowed WASI interfaces and every krt import to `linker`.
 pub fn add_to_linker(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
-    wasmtime_wasi::p2::add_to_linker_async(linker)?;
+    wasi::add_to_linker(linker)?;
     KubernetesRuntime::add_to_linker::<HostState, Krt>(linker, HostState::krt_view)
 }

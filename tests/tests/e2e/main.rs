@@ -2,11 +2,13 @@
 //! the `krt` binary (`cli`) and the Rust `Runtime` API (`runtime_api`).
 
 mod apply_semantics;
+mod auth;
 mod cli;
 mod conformance;
 mod kubeconfig;
 mod real_cluster;
 mod runtime_api;
+mod sandbox;
 mod support;
 mod wasmtime_cli;
 mod watch_health;

@@ -1,0 +1,220 @@
+use super::*;
+use clap::Parser;
+use serde_json::json;
+
+fn ar(group: &str, kind: &str, namespaced: bool) -> ApiResource {
+    ApiResource {
+        group: group.into(),
+        version: "v1".into(),
+        kind: kind.into(),
+        plural: format!("{}s", kind.to_lowercase()),
+        namespaced,
+    }
+}
+
+fn req<'a>(
+    verb: Verb,
+    resource: &'a ApiResource,
+    ns: Option<&'a str>,
+    name: &'a str,
+) -> Request<'a> {
+    Request {
+        verb,
+        resource,
+        namespace: ns,
+        name: Some(name),
+        field_manager: None,
+        dry_run: false,
+    }
+}
+
+fn resource(attributes: serde_json::Value) -> Resource {
+    Resource {
+        id: String::new(),
+        type_: "Kubernetes".into(),
+        attributes,
+        depends_on: vec![],
+        extensions: json!({}),
+    }
+}
+
+fn quickstart() -> Policy {
+    Policy::for_resources(
+        &[
+            resource(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "qs"}})),
+            resource(
+                json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "qs"}}),
+            ),
+            resource(
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": "qs"}}),
+            ),
+        ],
+        "default",
+    )
+}
+
+#[test]
+fn default_policy_is_the_specs_namespaces_and_kinds() {
+    let p = quickstart();
+    assert_eq!(p.namespaces, ["default", "qs"]);
+    assert_eq!(p.kinds, ["ConfigMap", "Namespace", "apps/Deployment"]);
+    assert!(p.cluster_scoped);
+    let cm = ar("", "ConfigMap", true);
+    let deploy = ar("apps", "Deployment", true);
+    let ns = ar("", "Namespace", false);
+    assert!(p.check(&req(Verb::Patch, &cm, Some("qs"), "cfg")).is_ok());
+    assert!(
+        p.check(&req(Verb::Delete, &deploy, Some("qs"), "web"))
+            .is_ok()
+    );
+    assert!(p.check(&req(Verb::Create, &ns, None, "qs")).is_ok());
+
+    let denial = p
+        .check(&req(Verb::Create, &cm, Some("team-b"), "x"))
+        .unwrap_err();
+    assert_eq!(denial.rule, "namespaces");
+    assert!(
+        denial
+            .to_string()
+            .contains("add `--allow-namespace team-b`"),
+        "{denial}"
+    );
+
+    let secret = ar("", "Secret", true);
+    let denial = p
+        .check(&req(Verb::Get, &secret, Some("qs"), "token"))
+        .unwrap_err();
+    assert_eq!(denial.rule, "kinds");
+    assert!(
+        denial.to_string().contains("`--allow-kind Secret`"),
+        "{denial}"
+    );
+
+    // A Namespace object is checked against the namespace it names.
+    let denial = p
+        .check(&req(Verb::Delete, &ns, None, "kube-system"))
+        .unwrap_err();
+    assert_eq!(denial.rule, "namespaces");
+}
+
+#[test]
+fn cluster_scoped_kinds_need_the_flag() {
+    let p = Policy::for_resources(
+        &[resource(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "qs"}}),
+        )],
+        "default",
+    );
+    assert!(!p.cluster_scoped);
+    let p = Policy {
+        kinds: vec!["*".into()],
+        ..p
+    };
+    let role = ar("rbac.authorization.k8s.io", "ClusterRole", false);
+    let denial = p
+        .check(&req(Verb::Create, &role, None, "admin"))
+        .unwrap_err();
+    assert_eq!(denial.rule, "clusterScoped");
+    assert!(
+        denial.to_string().contains("--allow-cluster-scoped"),
+        "{denial}"
+    );
+}
+
+#[test]
+fn read_only_allows_reads_and_dry_runs() {
+    let p = Policy {
+        read_only: true,
+        ..Policy::unrestricted()
+    };
+    let cm = ar("", "ConfigMap", true);
+    assert!(p.check(&req(Verb::Get, &cm, Some("a"), "x")).is_ok());
+    let mut write = req(Verb::Patch, &cm, Some("a"), "x");
+    assert_eq!(p.check(&write).unwrap_err().rule, "readOnly");
+    write.dry_run = true;
+    assert!(p.check(&write).is_ok());
+}
+
+#[test]
+fn verbs_field_managers_and_all_namespaces() {
+    let mut p = Policy {
+        verbs: [Verb::Get, Verb::List].into_iter().collect(),
+        namespaces: vec!["team-*".into()],
+        kinds: vec!["*".into()],
+        ..Policy::default()
+    };
+    let cm = ar("", "ConfigMap", true);
+    assert!(p.check(&req(Verb::Get, &cm, Some("team-a"), "x")).is_ok());
+    let denial = p
+        .check(&req(Verb::Delete, &cm, Some("team-a"), "x"))
+        .unwrap_err();
+    assert_eq!(denial.rule, "verbs");
+    assert!(
+        denial.to_string().contains("--allow-verb delete"),
+        "{denial}"
+    );
+
+    p.verbs.insert(Verb::Patch);
+    let mut write = req(Verb::Patch, &cm, Some("team-a"), "x");
+    write.field_manager = Some("helm");
+    assert_eq!(p.check(&write).unwrap_err().rule, "fieldManagers");
+    p.allow_field_manager("helm");
+    assert!(p.check(&write).is_ok());
+
+    let list = Request {
+        name: None,
+        ..req(Verb::List, &cm, None, "")
+    };
+    let denial = p.check(&list).unwrap_err();
+    assert!(
+        denial.to_string().contains("--allow-namespace '*'"),
+        "{denial}"
+    );
+}
+
+#[test]
+fn yaml_file_and_flags() {
+    let text =
+        "namespaces: [team-a]\nkinds: [ConfigMap]\nverbs: [get]\nreadOnly: true\nmaxRequests: 5\n";
+    let p = Policy::from_yaml(Path::new("p.yaml"), text).unwrap();
+    assert_eq!(p.namespaces, ["team-a"]);
+    assert_eq!(p.verbs, [Verb::Get].into_iter().collect());
+    assert!(p.read_only);
+    assert_eq!(p.max_requests, 5);
+    assert_eq!(p.field_managers, ["krt"]);
+
+    let err = Policy::from_yaml(Path::new("p.yaml"), "namespace: [a]\n").unwrap_err();
+    assert!(
+        err.to_string().starts_with("invalid policy file 'p.yaml'"),
+        "{err}"
+    );
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        policy: PolicyArgs,
+    }
+    let cli = Cli::parse_from([
+        "krt",
+        "--allow-namespace",
+        "team-b",
+        "--allow-kind",
+        "apps/*",
+        "--allow-verb",
+        "delete",
+        "--read-only",
+        "--max-requests",
+        "7",
+    ]);
+    let p = cli
+        .policy
+        .resolve(
+            &[resource(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "qs"}}))],
+            "default",
+        )
+        .unwrap();
+    assert_eq!(p.namespaces, ["qs", "team-b"]);
+    assert_eq!(p.kinds, ["ConfigMap", "apps/*"]);
+    assert!(p.read_only);
+    assert_eq!(p.max_requests, 7);
+}

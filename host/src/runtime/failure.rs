@@ -1,0 +1,134 @@
+//! Turning what went wrong in a guest call into a [`Status`] that names the
+//! limit or fault and the export: traps, limit hits, the wall-clock deadline,
+//! oversized responses and results that are not valid resources.
+
+use crate::bindings::types as t;
+use crate::convert::resource_from_wit;
+use crate::state::{HostState, LimitHit};
+use guest::model::{Resource, Status, StatusCode};
+use std::time::Duration;
+use wasmtime::Trap;
+
+/// A failed guest call (trap, limit hit or host error) as a status.
+pub(crate) fn classify(export: &str, err: &wasmtime::Error, state: &HostState) -> Status {
+    if let Some(LimitHit::Deadline(timeout)) = state.limit_hit() {
+        return deadline(export, timeout, state);
+    }
+    let text = format!("{err:#}");
+    let stderr = state.stderr();
+    let (code, reason, what) = match (state.limit_hit(), err.downcast_ref::<Trap>()) {
+        (Some(hit), _) => (
+            StatusCode::LimitExceeded,
+            limit_reason(hit),
+            format!("hit {hit}"),
+        ),
+        (None, Some(Trap::StackOverflow)) => (
+            StatusCode::LimitExceeded,
+            "GuestStackOverflow",
+            "overflowed its stack".into(),
+        ),
+        (None, Some(Trap::OutOfFuel)) => (
+            StatusCode::LimitExceeded,
+            "GuestOutOfFuel",
+            "ran out of fuel".into(),
+        ),
+        (None, Some(Trap::UnreachableCodeReached)) if !stderr.is_empty() => {
+            (StatusCode::Internal, "GuestPanic", "panicked".into())
+        }
+        (None, Some(_)) => (StatusCode::Internal, "GuestTrap", "trapped".into()),
+        (None, None) => (StatusCode::Internal, "GuestFailure", "failed".into()),
+    };
+    let mut message = format!("the runtime component {what} in runtime.{export}: {text}");
+    if !stderr.is_empty() {
+        message.push_str("; guest stderr: ");
+        message.push_str(&stderr);
+    }
+    Status::error(code, reason, message)
+}
+
+fn limit_reason(hit: LimitHit) -> &'static str {
+    match hit {
+        LimitHit::Memory(_) => "GuestMemoryLimit",
+        LimitHit::Table(_) => "GuestTableLimit",
+        LimitHit::Cpu(_) => "GuestCpuLimit",
+        LimitHit::HostCalls(_) => "GuestHostCallLimit",
+        LimitHit::Output(_) => "GuestOutputLimit",
+        LimitHit::Deadline(_) => "CallTimeout",
+    }
+}
+
+/// The wall-clock deadline passed (the guest may have been blocked in a host call).
+pub(crate) fn deadline(export: &str, timeout: Duration, state: &HostState) -> Status {
+    Status {
+        retryable: true,
+        ..Status::error(
+            StatusCode::Timeout,
+            "CallTimeout",
+            format!(
+                "runtime.{export} did not finish within its wall-clock limit of {timeout:?} \
+                 ({:?} of guest execution, {:?} in {} host calls)",
+                state.krt.guest_time(),
+                state.krt.host_time,
+                state.krt.host_calls
+            ),
+        )
+    }
+}
+
+/// The guest returned more than `limit` bytes.
+pub(crate) fn too_large(export: &str, size: usize, limit: usize) -> Status {
+    Status::error(
+        StatusCode::LimitExceeded,
+        "GuestResponseLimit",
+        format!(
+            "the runtime component returned {size} bytes from runtime.{export}, more than its limit of {limit} bytes"
+        ),
+    )
+}
+
+/// A result that is not what the contract promises.
+pub(crate) fn invalid_result(export: &str, problem: impl std::fmt::Display) -> Status {
+    Status::error(
+        StatusCode::Internal,
+        "GuestInvalidResult",
+        format!(
+            "the runtime component returned an invalid result from runtime.{export}: {problem}"
+        ),
+    )
+}
+
+/// A returned resource, checked: JSON attributes that form a Kubernetes object.
+pub(crate) fn returned_resource(export: &str, r: t::Resource) -> Result<Resource, Status> {
+    let resource = resource_from_wit(r).map_err(|e| invalid_result(export, e))?;
+    let a = &resource.attributes;
+    let text = |field: &str| a[field].as_str().is_some_and(|s| !s.is_empty());
+    if !a.is_object() || !text("apiVersion") || !text("kind") {
+        return Err(invalid_result(
+            export,
+            format!(
+                "resource {} is not a Kubernetes object (attributes need apiVersion and kind)",
+                resource.id
+            ),
+        ));
+    }
+    Ok(resource)
+}
+
+/// Bytes of a returned resource.
+pub(crate) fn resource_size(r: &t::Resource) -> usize {
+    r.id.len()
+        + r.type_.len()
+        + r.attributes.len()
+        + r.extensions.len()
+        + r.depends_on.iter().map(String::len).sum::<usize>()
+}
+
+/// Bytes of a returned status.
+pub(crate) fn status_size(s: &t::Status) -> usize {
+    s.reason.len()
+        + s.message.len()
+        + s.causes
+            .iter()
+            .map(|c| c.field.len() + c.reason.len() + c.message.len())
+            .sum::<usize>()
+}

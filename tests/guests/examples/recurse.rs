@@ -1,0 +1,38 @@
+//! `apply` recurses without bound until the stack overflows.
+#![cfg(target_arch = "wasm32")]
+
+#[path = "../common.rs"]
+mod common;
+
+use common::*;
+use std::hint::black_box;
+
+struct G;
+
+/// Every frame lives on the wasm stack (no locals in linear memory), and the
+/// result is combined after the call, so this cannot become a loop.
+#[inline(never)]
+fn deep(n: u64, salt: u64) -> u64 {
+    if n == u64::MAX {
+        return salt;
+    }
+    let next = deep(n.wrapping_add(1), salt.wrapping_mul(31).wrapping_add(n));
+    next.rotate_left((n & 63) as u32) ^ salt
+}
+
+impl G {
+    fn run(
+        _: Option<t::Resource>,
+        _: Option<t::Resource>,
+        _: rt::ApplyOptions,
+    ) -> rt::ApplyResponse {
+        let depth = deep(0, black_box(7));
+        applied(Some(status(
+            t::StatusCode::Internal,
+            "Unreachable",
+            depth.to_string(),
+        )))
+    }
+}
+
+common::export_apply_only!(G);

@@ -1,0 +1,26 @@
+//! Opens a TCP connection with `std::net`, so the component imports `wasi:sockets`.
+#![cfg(target_arch = "wasm32")]
+
+#[path = "../common.rs"]
+mod common;
+
+use common::*;
+
+struct G;
+
+impl G {
+    fn run(
+        _: Option<t::Resource>,
+        _: Option<t::Resource>,
+        _: rt::ApplyOptions,
+    ) -> rt::ApplyResponse {
+        let outcome = std::net::TcpStream::connect("10.0.0.1:80").map(|_| ());
+        applied(Some(status(
+            t::StatusCode::Internal,
+            "Connected",
+            format!("{outcome:?}"),
+        )))
+    }
+}
+
+common::export_apply_only!(G);

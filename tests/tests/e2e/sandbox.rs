@@ -1,0 +1,556 @@
+//! The sandbox against hostile and broken guests (`tests/guests`, built by
+//! `tests/build.rs`): every one ends in a clear status within a bounded time,
+//! the host stays up, the next call on a normal guest succeeds, and no write
+//! outside the policy reaches the simulator. Also: refused imports, version
+//! mismatches, hot reload, the organisation-rules guest and the compile cache.
+
+use crate::support::{Cluster, TempDir, cache_dir, resource};
+use host::model::{ApplyOptions, ApplyResponse, Resource, StatusCode};
+use host::policy::Policy;
+use host::{ComponentRuntime, ComponentSource, EngineOptions, KubeCluster, Limits, Runtime};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+mod guests {
+    include!(concat!(env!("OUT_DIR"), "/guests.rs"));
+}
+
+/// How far past a configured limit a call may end.
+const SLACK: Duration = Duration::from_secs(1);
+
+fn limits() -> Limits {
+    Limits {
+        cpu_time: Duration::from_millis(300),
+        call_timeout: Duration::from_secs(5),
+        max_host_calls: 2_000,
+        max_output_bytes: 64 << 10,
+        max_response_bytes: 1 << 20,
+        ..Limits::default()
+    }
+}
+
+fn source(path: &str) -> ComponentSource {
+    ComponentSource::File(path.into())
+}
+
+impl Cluster {
+    async fn sandbox(&self, component: &ComponentSource, limits: Limits) -> ComponentRuntime {
+        let cluster = Arc::new(KubeCluster::new(self.client.clone(), "default"));
+        let options = EngineOptions {
+            limits,
+            max_instances: 8,
+            cache_dir: Some(cache_dir()),
+        };
+        ComponentRuntime::new(component, cluster, &options)
+            .await
+            .unwrap_or_else(|e| panic!("{component:?} loads: {e}"))
+    }
+}
+
+fn configmap(namespace: &str, name: &str) -> Resource {
+    resource(json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"app.kubernetes.io/name": name, "team": "a"}},
+        "data": {"k": "v"}
+    }))
+}
+
+async fn apply(rt: &ComponentRuntime, plan: &Resource) -> (ApplyResponse, Duration) {
+    let started = Instant::now();
+    let response = rt.apply(None, Some(plan), &ApplyOptions::default()).await;
+    (response, started.elapsed())
+}
+
+/// Asserts a failed call's status: code, reason, and that it names the export.
+fn assert_status(response: &ApplyResponse, code: StatusCode, reason: &str) -> String {
+    let status = response.status.as_ref().expect("a status");
+    assert_eq!(
+        (status.code, status.reason.as_str()),
+        (code, reason),
+        "{status:?}"
+    );
+    assert!(
+        status.message.contains("runtime.apply"),
+        "{}",
+        status.message
+    );
+    status.message.clone()
+}
+
+/// The host is still fine: swapping the built-in guest in, a normal apply works.
+async fn normal_guest_works(rt: &ComponentRuntime, cluster: &Cluster, name: &str) {
+    rt.reload(&ComponentSource::Default)
+        .await
+        .expect("the built-in guest loads");
+    let (response, _) = apply(rt, &configmap("default", name)).await;
+    assert_eq!(response.status, None, "{response:?}");
+    assert!(
+        cluster
+            .get("v1", "ConfigMap", "configmaps", Some("default"), name)
+            .await
+            .is_some()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn infinite_loop_stops_at_the_cpu_limit() {
+    let cluster = Cluster::start().await;
+    let rt = cluster.sandbox(&source(guests::SPIN), limits()).await;
+    let (response, took) = apply(&rt, &configmap("default", "x")).await;
+    let message = assert_status(&response, StatusCode::LimitExceeded, "GuestCpuLimit");
+    assert!(message.contains("CPU time limit of 300ms"), "{message}");
+    assert!(took < limits().cpu_time + SLACK, "took {took:?}");
+    normal_guest_works(&rt, &cluster, "after-spin").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allocating_without_end_hits_the_memory_cap() {
+    let cluster = Cluster::start().await;
+    let rt = cluster.sandbox(&source(guests::HOG), limits()).await;
+    let (response, took) = apply(&rt, &configmap("default", "x")).await;
+    let message = assert_status(&response, StatusCode::LimitExceeded, "GuestMemoryLimit");
+    assert!(message.contains("memory limit of 64 MiB"), "{message}");
+    assert!(took < limits().cpu_time + SLACK, "took {took:?}");
+    normal_guest_works(&rt, &cluster, "after-hog").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_recursion_overflows_the_stack() {
+    let cluster = Cluster::start().await;
+    let rt = cluster.sandbox(&source(guests::RECURSE), limits()).await;
+    let (response, took) = apply(&rt, &configmap("default", "x")).await;
+    assert_status(&response, StatusCode::LimitExceeded, "GuestStackOverflow");
+    assert!(took < limits().cpu_time + SLACK, "took {took:?}");
+    normal_guest_works(&rt, &cluster, "after-recurse").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_response_is_refused() {
+    let cluster = Cluster::start().await;
+    let rt = cluster.sandbox(&source(guests::HUGE), limits()).await;
+    let (response, _) = apply(&rt, &configmap("default", "x")).await;
+    let message = assert_status(&response, StatusCode::LimitExceeded, "GuestResponseLimit");
+    assert!(message.contains("limit of 1048576 bytes"), "{message}");
+    assert_eq!(response.live, None);
+    normal_guest_works(&rt, &cluster, "after-huge").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_flood_hits_the_output_cap() {
+    let cluster = Cluster::start().await;
+    let rt = cluster.sandbox(&source(guests::CHATTY), limits()).await;
+    let (response, took) = apply(&rt, &configmap("default", "x")).await;
+    let message = assert_status(&response, StatusCode::LimitExceeded, "GuestOutputLimit");
+    assert!(message.contains("65536 bytes of logs"), "{message}");
+    assert!(took < limits().cpu_time + SLACK, "took {took:?}");
+    normal_guest_works(&rt, &cluster, "after-chatty").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thousands_of_host_calls_hit_the_call_limit_or_the_request_budget() {
+    let cluster = Cluster::start().await;
+    let rt = cluster
+        .sandbox(&source(guests::BUSY), limits())
+        .await
+        .with_policy(Policy {
+            max_requests: 1_000_000,
+            ..Policy::unrestricted()
+        });
+    let (response, took) = apply(&rt, &configmap("default", "x")).await;
+    let message = assert_status(&response, StatusCode::LimitExceeded, "GuestHostCallLimit");
+    assert!(message.contains("limit of 2000 host calls"), "{message}");
+    assert!(took < limits().cpu_time + SLACK, "took {took:?}");
+
+    // The policy's budget comes first when smaller: the guest gets an error it can report.
+    let rt = rt.with_policy(Policy {
+        max_requests: 50,
+        ..Policy::unrestricted()
+    });
+    let (response, _) = apply(&rt, &configmap("default", "x")).await;
+    let status = response.status.expect("the guest reports the refusal");
+    assert_eq!(status.reason, "RequestBudgetExceeded");
+    assert!(
+        status.message.contains("more than 50 cluster requests"),
+        "{}",
+        status.message
+    );
+    assert!(
+        status.message.contains("--max-requests"),
+        "{}",
+        status.message
+    );
+    normal_guest_works(&rt, &cluster, "after-busy").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_outside_the_policy_never_reach_the_cluster() {
+    let cluster = Cluster::start().await;
+    let policy = Policy {
+        namespaces: vec!["default".into()],
+        kinds: vec!["ConfigMap".into(), "Namespace".into()],
+        ..Policy::default()
+    };
+    let rt = cluster
+        .sandbox(&source(guests::ROGUE), limits())
+        .await
+        .with_policy(policy);
+    let (response, _) = apply(&rt, &configmap("default", "plan")).await;
+    let report = response
+        .status
+        .expect("the guest reports its attempts")
+        .message;
+    let outcomes: Vec<(&str, &str)> = report
+        .lines()
+        .map(|l| l.split_once(": ").expect("label: outcome"))
+        .collect();
+    let expected = [
+        ("other-namespace", "`--allow-namespace other`"),
+        ("secret-read", "`--allow-kind Secret`"),
+        ("cluster-scoped-write", "`--allow-cluster-scoped`"),
+        ("forged-resource", "`--allow-namespace '*'`"),
+        ("foreign-field-manager", "`--allow-field-manager kubectl`"),
+    ];
+    assert_eq!(outcomes.len(), expected.len() + 1, "{report}");
+    for ((label, outcome), (want, hint)) in outcomes.iter().zip(expected) {
+        assert_eq!(*label, want);
+        assert!(
+            outcome.starts_with("policy 403 krt's policy denies"),
+            "{label}: {outcome}"
+        );
+        assert!(outcome.contains(hint), "{label}: {outcome}");
+    }
+    assert_eq!(outcomes[5], ("allowed-write", "ok"), "{report}");
+
+    // Checked directly in the simulator: only the allowed write happened.
+    let get =
+        |ns: Option<&'static str>, kind, plural, name| cluster.get("v1", kind, plural, ns, name);
+    assert!(
+        get(Some("other"), "ConfigMap", "configmaps", "leak")
+            .await
+            .is_none()
+    );
+    assert!(
+        get(None, "Namespace", "namespaces", "rogue")
+            .await
+            .is_none()
+    );
+    let allowed = get(Some("default"), "ConfigMap", "configmaps", "allowed").await;
+    assert_eq!(
+        allowed.expect("allowed write landed")["data"],
+        json!({"stolen": "yes"})
+    );
+    let managers: Vec<Value> = cluster
+        .get("v1", "ConfigMap", "configmaps", Some("default"), "allowed")
+        .await
+        .unwrap()["metadata"]["managedFields"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        managers.iter().all(|m| m["manager"] != "kubectl"),
+        "{managers:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_standard_guest_reports_denials_as_permission_denied() {
+    let cluster = Cluster::start().await;
+    let allowed = configmap("default", "app");
+    let policy = Policy::for_resources(std::slice::from_ref(&allowed), "default");
+    let rt = cluster
+        .sandbox(&ComponentSource::Default, limits())
+        .await
+        .with_policy(policy);
+
+    let (response, _) = apply(&rt, &allowed).await;
+    assert_eq!(response.status, None, "{response:?}");
+
+    let (response, _) = apply(&rt, &configmap("team-b", "app")).await;
+    let status = response.status.expect("denied");
+    assert_eq!(
+        (status.code, status.reason.as_str()),
+        (StatusCode::PermissionDenied, "PolicyDenied")
+    );
+    assert!(
+        status.message.contains("add `--allow-namespace team-b`"),
+        "{}",
+        status.message
+    );
+
+    let secret = resource(json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "token", "namespace": "default"}, "stringData": {"k": "v"}
+    }));
+    let (response, _) = apply(&rt, &secret).await;
+    let status = response.status.expect("denied");
+    assert_eq!(status.code, StatusCode::PermissionDenied);
+    assert!(
+        status.message.contains("add `--allow-kind Secret`"),
+        "{}",
+        status.message
+    );
+
+    assert!(
+        cluster
+            .get("v1", "ConfigMap", "configmaps", Some("team-b"), "app")
+            .await
+            .is_none()
+    );
+    assert!(
+        cluster
+            .get("v1", "Secret", "secrets", Some("default"), "token")
+            .await
+            .is_none()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trap_in_the_middle_of_an_apply_fails_only_that_call() {
+    let cluster = Cluster::start().await;
+    let rt = cluster.sandbox(&source(guests::MIDTRAP), limits()).await;
+    let (response, _) = apply(&rt, &configmap("default", "half")).await;
+    let message = assert_status(&response, StatusCode::Internal, "GuestPanic");
+    assert!(message.contains("boom after the first write"), "{message}");
+    // The write before the trap is not rolled back: there is no transaction.
+    assert!(
+        cluster
+            .get("v1", "ConfigMap", "configmaps", Some("default"), "half")
+            .await
+            .is_some()
+    );
+    // The same runtime keeps serving: the next call gets a fresh instance.
+    let (again, _) = apply(&rt, &configmap("default", "half-2")).await;
+    assert_status(&again, StatusCode::Internal, "GuestPanic");
+    normal_guest_works(&rt, &cluster, "after-midtrap").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_results_are_reported_not_trusted() {
+    let cluster = Cluster::start().await;
+    let rt = cluster.sandbox(&source(guests::LIAR), limits()).await;
+    let (response, _) = apply(&rt, &configmap("default", "x")).await;
+    let message = assert_status(&response, StatusCode::Internal, "GuestInvalidResult");
+    assert!(message.contains("invalid attributes JSON"), "{message}");
+
+    let dry = ApplyOptions {
+        dry_run: true,
+        ..ApplyOptions::default()
+    };
+    let response = rt.apply(None, Some(&configmap("default", "x")), &dry).await;
+    let message = assert_status(&response, StatusCode::Internal, "GuestInvalidResult");
+    assert!(message.contains("is not a Kubernetes object"), "{message}");
+    normal_guest_works(&rt, &cluster, "after-liar").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_time_is_not_guest_time_but_the_wall_clock_bounds_both() {
+    let cluster = Cluster::start().await;
+    // One second asleep in the host against a 300 ms CPU budget: fine.
+    let rt = cluster.sandbox(&source(guests::SLEEPY), limits()).await;
+    let (response, took) = apply(&rt, &configmap("default", "x")).await;
+    assert_eq!(response.status, None, "{response:?}");
+    assert!(took >= Duration::from_secs(1), "took {took:?}");
+
+    // With a 400 ms wall-clock limit the same call is cut off.
+    let short = Limits {
+        call_timeout: Duration::from_millis(400),
+        ..limits()
+    };
+    let rt = cluster.sandbox(&source(guests::SLEEPY), short).await;
+    let (response, took) = apply(&rt, &configmap("default", "x")).await;
+    let status = response.status.expect("deadline status");
+    assert_eq!(
+        (status.code, status.reason.as_str()),
+        (StatusCode::Timeout, "CallTimeout")
+    );
+    assert!(
+        status.message.contains("runtime.apply"),
+        "{}",
+        status.message
+    );
+    assert!(took < Duration::from_millis(400) + SLACK, "took {took:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forbidden_imports_and_other_wit_versions_are_refused_at_load() {
+    let cluster = Cluster::start().await;
+    let client = Arc::new(KubeCluster::new(cluster.client.clone(), "default"));
+    let options = EngineOptions {
+        cache_dir: Some(cache_dir()),
+        ..EngineOptions::default()
+    };
+    let refusal =
+        async |path: &str| match ComponentRuntime::new(&source(path), client.clone(), &options)
+            .await
+        {
+            Ok(_) => panic!("{path} must be refused"),
+            Err(e) => e.to_string(),
+        };
+    let sockets = refusal(guests::SOCKETS).await;
+    assert!(sockets.contains("`wasi:sockets/tcp@0.2.6`"), "{sockets}");
+    assert!(
+        sockets.contains("`wasi:filesystem/preopens@0.2.6`"),
+        "{sockets}"
+    );
+    assert!(sockets.contains("which krt does not provide"), "{sockets}");
+    let unknown = refusal(guests::UNKNOWN).await;
+    assert!(unknown.contains("`evil:exfil/send@1.0.0`"), "{unknown}");
+    let v2 = refusal(guests::V2).await;
+    assert!(
+        v2.contains("built against `kusion:runtime@0.2.0`")
+            && v2.contains("implements `kusion:runtime@0.1.0`"),
+        "{v2}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reload_swaps_the_component_for_new_calls_only() {
+    let cluster = Cluster::start().await;
+    let slow = Limits {
+        cpu_time: Duration::from_secs(2),
+        ..limits()
+    };
+    let rt = cluster.sandbox(&source(guests::SPIN), slow).await;
+
+    // A call on the old component is in flight while the component is swapped.
+    let in_flight = {
+        let rt = rt.clone();
+        tokio::spawn(async move { apply(&rt, &configmap("default", "x")).await.0 })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    rt.reload(&ComponentSource::Default).await.expect("reload");
+    let (fresh, took) = apply(&rt, &configmap("default", "swapped")).await;
+    assert_eq!(fresh.status, None, "{fresh:?}");
+    assert!(
+        took < Duration::from_secs(2),
+        "new calls use the new component"
+    );
+    let old = in_flight.await.expect("task");
+    assert_status(&old, StatusCode::LimitExceeded, "GuestCpuLimit");
+
+    // A component that fails to load leaves the current one in place.
+    let err = rt.reload(&source(guests::UNKNOWN)).await.unwrap_err();
+    assert!(err.to_string().contains("evil:exfil"), "{err}");
+    let (still, _) = apply(&rt, &configmap("default", "still")).await;
+    assert_eq!(still.status, None, "{still:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_org_rules_guest_rejects_violations_then_delegates() {
+    let cluster = Cluster::start().await;
+    let rt = cluster.sandbox(&ComponentSource::Default, limits()).await;
+    let deployment = |image: &str, limits: Value, labels: Value| {
+        resource(json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "default", "labels": labels},
+            "spec": {
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "web", "image": image, "resources": {"limits": limits}}]}
+                }
+            }
+        }))
+    };
+    let sloppy = deployment("nginx:latest", json!({"cpu": "1"}), json!({"team": "a"}));
+
+    // The standard guest applies anything valid; swap in the organisation's rules.
+    rt.reload(&source(guests::ORG_RULES))
+        .await
+        .expect("org-rules loads");
+    let (response, _) = apply(&rt, &sloppy).await;
+    let status = response.status.expect("rejected");
+    assert_eq!(
+        (status.code, status.reason.as_str()),
+        (StatusCode::IllegalManifest, "OrgRuleViolation")
+    );
+    let fields: Vec<&str> = status.causes.iter().map(|c| c.field.as_str()).collect();
+    assert_eq!(
+        fields,
+        [
+            "metadata.labels.app.kubernetes.io/name",
+            "spec.template.spec.containers[0].image",
+            "spec.template.spec.containers[0].resources.limits.memory"
+        ]
+    );
+    assert!(
+        cluster
+            .get(
+                "apps/v1",
+                "Deployment",
+                "deployments",
+                Some("default"),
+                "web"
+            )
+            .await
+            .is_none(),
+        "a violating plan never reaches the cluster"
+    );
+
+    let good = deployment(
+        "nginx:1.27",
+        json!({"cpu": "1", "memory": "256Mi"}),
+        json!({"team": "a", "app.kubernetes.io/name": "web"}),
+    );
+    let (response, _) = apply(&rt, &good).await;
+    assert_eq!(response.status, None, "{response:?}");
+    assert!(
+        cluster
+            .get(
+                "apps/v1",
+                "Deployment",
+                "deployments",
+                Some("default"),
+                "web"
+            )
+            .await
+            .is_some()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compiled_components_are_cached_on_disk_by_content_and_settings() {
+    let dir = TempDir::new("compile-cache");
+    let options = EngineOptions {
+        cache_dir: Some(dir.0.clone()),
+        ..EngineOptions::default()
+    };
+    let cluster = Cluster::start().await;
+    let client = Arc::new(KubeCluster::new(cluster.client.clone(), "default"));
+    let load = async |options: &EngineOptions| {
+        let (engine, cache) = host::build_engine_and_cache(options).expect("engine");
+        ComponentRuntime::with_engine(
+            &engine,
+            &ComponentSource::Default,
+            client.clone(),
+            options.limits.clone(),
+        )
+        .await
+        .expect("loads");
+        let cache = cache.expect("cache enabled");
+        (cache.cache_hits(), cache.cache_misses())
+    };
+
+    // A first run compiles and stores; a second run (a new engine) finds it.
+    let (hits, misses) = load(&options).await;
+    assert_eq!(hits, 0);
+    assert!(misses > 0);
+    let stored = std::fs::read_dir(&dir.0).expect("cache dir").count();
+    assert!(stored > 0, "nothing stored in {}", dir.0.display());
+    let (hits, misses) = load(&options).await;
+    assert!(hits > 0);
+    assert_eq!(misses, 0, "the second run recompiled");
+
+    // Different engine settings are a different key.
+    let other = EngineOptions {
+        limits: Limits {
+            memory_bytes: 32 << 20,
+            ..Limits::default()
+        },
+        ..options.clone()
+    };
+    let (hits, misses) = load(&other).await;
+    assert_eq!(hits, 0);
+    assert!(misses > 0);
+}
