@@ -16,15 +16,17 @@ cargo="${CARGO:-cargo}"
 # As in host/build.rs: flags and wrappers meant for native builds are not for the components.
 unset RUSTFLAGS CARGO_ENCODED_RUSTFLAGS RUSTC_WRAPPER RUSTC_WORKSPACE_WRAPPER CARGO_BUILD_TARGET CARGO_TARGET_DIR
 
-build() { # package, target dir
-    "$cargo" build --quiet --manifest-path "$root/Cargo.toml" --package "$1" \
-        --target wasm32-wasip2 --profile guest --target-dir "$2"
+build() { # target dir, then package arguments
+    local dir=$1
+    shift
+    "$cargo" build --quiet --manifest-path "$root/Cargo.toml" "$@" \
+        --target wasm32-wasip2 --profile guest --target-dir "$dir"
 }
-# The guest's target dir is host/build.rs's, so an up-to-date guest is not built again. The cluster
-# gets its own: it links the guest library without the component glue, and its build would
-# overwrite guest.wasm with that glue-less library.
-build guest "$target/krt-guest"
-build memcluster "$target/krt-memcluster"
+# The guest exactly as host/build.rs builds it, in its target dir, so an up-to-date guest is not
+# built again. The cluster gets its own: it links the guest library without the `component`
+# feature, and that build would overwrite guest.wasm with the glue-less library.
+build "$target/krt-guest" --package guest --features component
+build "$target/krt-memcluster" --package memcluster
 
 mkdir -p "$out"
 cp "$target/krt-guest/wasm32-wasip2/guest/guest.wasm" "$out/guest.wasm"
