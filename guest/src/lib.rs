@@ -5,7 +5,8 @@
 //! [`cluster::Cluster`] trait. Compiled for `wasm32` with the `component`
 //! feature, the thin glue in `component.rs` binds that trait to the WIT imports
 //! and exports the runtime; natively it is tested against fakes and linked by
-//! `sim` and `host`. Other components link it without that feature.
+//! `sim` and `host`. Other components (e.g. `examples/org-rules`) enable only
+//! `bindings` and export their own wrapper with `guest::export!`.
 
 pub mod cluster;
 pub mod diff;
@@ -19,6 +20,10 @@ pub mod runtime;
 pub mod smp;
 pub mod target;
 
-#[cfg(all(target_arch = "wasm32", feature = "component"))]
+#[cfg(all(target_arch = "wasm32", feature = "bindings"))]
 #[allow(unsafe_code, reason = "wit-bindgen's generated import and export glue")]
-mod component;
+pub mod component;
+
+/// Lets the generated `export!` macro name this crate as `guest` from inside it too.
+#[cfg(all(target_arch = "wasm32", feature = "bindings"))]
+extern crate self as guest;

@@ -214,10 +214,11 @@ impl Policy {
                     namespaces.insert(default_namespace.to_string());
                 }
             }
-            if group.is_empty() && kind == "Namespace" {
-                if let Some(name) = a["metadata"]["name"].as_str() {
-                    namespaces.insert(name.to_string());
-                }
+            if group.is_empty()
+                && kind == "Namespace"
+                && let Some(name) = a["metadata"]["name"].as_str()
+            {
+                namespaces.insert(name.to_string());
             }
         }
         Policy {
@@ -311,21 +312,20 @@ impl Policy {
             );
         }
         self.check_scope(req, &deny)?;
-        if matches!(req.verb, Verb::Create | Verb::Patch) {
-            if let Some(manager) = req.field_manager {
-                if !glob::any(&self.field_managers, manager) {
-                    return deny(
-                        "fieldManagers",
-                        format!(
-                            "field manager `{manager}` is not among {:?}",
-                            self.field_managers
-                        ),
-                        format!(
-                            "add `--allow-field-manager {manager}` (or `{manager}` under `fieldManagers:` in the policy file)"
-                        ),
-                    );
-                }
-            }
+        if matches!(req.verb, Verb::Create | Verb::Patch)
+            && let Some(manager) = req.field_manager
+            && !glob::any(&self.field_managers, manager)
+        {
+            return deny(
+                "fieldManagers",
+                format!(
+                    "field manager `{manager}` is not among {:?}",
+                    self.field_managers
+                ),
+                format!(
+                    "add `--allow-field-manager {manager}` (or `{manager}` under `fieldManagers:` in the policy file)"
+                ),
+            );
         }
         Ok(())
     }
