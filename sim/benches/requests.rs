@@ -1,1 +1,3 @@
+//! Request benchmarks of krt-sim: an empty placeholder, nothing is measured yet.
+
 fn main() {}
