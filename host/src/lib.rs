@@ -18,7 +18,9 @@ pub mod manifest;
 mod native;
 pub mod policy;
 mod runtime;
+pub mod stack;
 mod state;
+pub mod state_store;
 
 pub use cluster::KubeCluster;
 pub use connect::{ClusterChoice, ConnectOptions, Connected, connect};

@@ -1,29 +1,25 @@
-//! `krt apply` and `krt preview`.
+//! `krt apply`: preview, confirm, then apply the stack in dependency order
+//! with bounded concurrency, waiting for each resource to become healthy
+//! before its dependents start, and recording each in the state as it goes.
 
+use super::destroy::delete_walk;
 use super::output::Printer;
-use super::{ExitCode, FileArgs, GlobalArgs, plan, session};
+use super::progress::Progress;
+use super::report::{ErrorReport, Outcome, Report, ResourceReport, counts, exit_of, print_table};
+use super::{ExitCode, GlobalArgs, InputArgs, plan, session};
 use crate::runtime::Runtime;
-use clap::{Args, ValueEnum};
-use guest::model::{Action, ApplyMode, ApplyOptions};
+use crate::stack::{self, Stack};
+use crate::state_store::{Backend, State};
+use guest::model::{Action, ApplyOptions, Resource, Status, StatusCode, WatchRequest};
+use std::cell::RefCell;
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::Mutex;
 
-/// How to write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ModeArg {
-    /// Server-side apply with a field manager.
-    ServerSide,
-    /// Client-side three-way merge (strategic merge patch for built-in kinds).
-    ClientSide,
-}
-
-/// Options of apply and preview.
-#[derive(Debug, Clone, Args)]
-pub struct ApplyArgs {
-    /// The input.
-    #[command(flatten)]
-    pub files: FileArgs,
-    /// How to write to the cluster.
-    #[arg(long, value_enum, default_value_t = ModeArg::ServerSide)]
-    pub mode: ModeArg,
+/// How `preview` and `apply` write.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WriteArgs {
     /// The field manager recorded for server-side apply.
     #[arg(long, default_value = "krt")]
     pub field_manager: String,
@@ -33,15 +29,16 @@ pub struct ApplyArgs {
     /// Delete and recreate objects whose immutable fields change.
     #[arg(long)]
     pub replace_on_immutable: bool,
+    /// Most resources worked on at once.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=32))]
+    pub concurrency: u16,
 }
 
-impl ApplyArgs {
-    fn options(&self, global: &GlobalArgs) -> ApplyOptions {
+impl WriteArgs {
+    /// The runtime's apply options.
+    pub fn options(&self, global: &GlobalArgs) -> ApplyOptions {
         ApplyOptions {
-            mode: match self.mode {
-                ModeArg::ServerSide => ApplyMode::ServerSide,
-                ModeArg::ClientSide => ApplyMode::ClientSideThreeWay,
-            },
+            mode: session::apply_mode(global),
             field_manager: Some(self.field_manager.clone()),
             force: self.force_conflicts,
             replace_on_immutable: self.replace_on_immutable,
@@ -51,103 +48,269 @@ impl ApplyArgs {
     }
 }
 
-/// `krt apply -f FILE`: preview, then apply in order.
-#[derive(Debug, Args)]
+/// `krt apply -f FILE`: preview, ask (on a terminal, unless `--yes`), apply in
+/// dependency order, wait for health, delete recorded resources no longer in
+/// the input, and summarize every resource.
+#[derive(Debug, clap::Args)]
 pub struct ApplyCommand {
-    /// Options.
+    /// The input.
     #[command(flatten)]
-    pub args: ApplyArgs,
-    /// Only preview (a server dry run); change nothing.
-    #[arg(long)]
-    pub dry_run: bool,
+    pub input: InputArgs,
+    /// How to write.
+    #[command(flatten)]
+    pub write: WriteArgs,
+    /// Do not ask for confirmation.
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+    /// Wait for each written resource to become healthy (`--watch=false` to not wait).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub watch: bool,
+    /// How long to wait for one resource to become healthy (`90s`, `5m`).
+    #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
+    pub timeout: Duration,
 }
 
-/// `krt preview -f FILE`: what apply would do, with field-level diffs.
-#[derive(Debug, Args)]
-pub struct PreviewCommand {
-    /// Options.
-    #[command(flatten)]
-    pub args: ApplyArgs,
+/// The shared context of one apply walk.
+struct Walk<'a> {
+    runtime: &'a crate::runtime::ComponentRuntime,
+    backend: &'a Backend,
+    state: &'a Mutex<State>,
+    progress: &'a Progress,
+    options: &'a ApplyOptions,
+    watch: Option<WatchRequest>,
 }
 
-impl PreviewCommand {
-    /// Runs the preview.
-    pub async fn execute(self, global: &GlobalArgs) -> ExitCode {
-        let printer = Printer;
-        let Some(session) = session::open(global, &self.args.files, &printer).await else {
-            return ExitCode::Failure;
+impl Walk<'_> {
+    /// Records `resource` in the state and saves it.
+    async fn record(&self, resource: &Resource) -> Result<(), Status> {
+        let mut state = self.state.lock().await;
+        if state.get(&resource.id) == Some(resource) {
+            return Ok(());
+        }
+        state.put(resource.clone());
+        self.backend.save(&mut state).await.map_err(|e| {
+            Status::error(
+                StatusCode::Internal,
+                "StateNotSaved",
+                format!("{:#}", anyhow::Error::from(e)),
+            )
+        })
+    }
+
+    /// Applies one resource, records it, waits for its health.
+    async fn apply_one(&self, resource: &Resource, planned: &plan::Planned) -> ResourceReport {
+        let started = Instant::now();
+        let action = planned.action.unwrap_or(Action::Unchanged);
+        let mut report = ResourceReport::new(&resource.id, Outcome::Unchanged);
+        report.action = Some(action);
+        let fail = |mut report: ResourceReport, status: &Status| {
+            report.result = if status.code == StatusCode::Timeout {
+                Outcome::TimedOut
+            } else {
+                Outcome::Failed
+            };
+            report.error = Some(ErrorReport::from(status));
+            report.took(started.elapsed())
         };
-        let options = self.args.options(global);
-        let planned = plan::preview(&session.runtime, &session.resources, &options).await;
-        printer.out("Preview:");
-        plan::print(&printer, &session.resources, &planned, true);
-        if planned.iter().any(|p| p.action.is_none()) {
-            ExitCode::Failure
-        } else {
-            ExitCode::Success
+        if action == Action::Unchanged {
+            // Adopt an unchanged object the state does not know yet.
+            return match self.record(resource).await {
+                Ok(()) => report.took(started.elapsed()),
+                Err(status) => fail(report, &status),
+            };
+        }
+        self.progress.start(
+            &resource.id,
+            match action {
+                Action::Create => "creating",
+                Action::Replace => "replacing",
+                _ => "updating",
+            },
+        );
+        let prior = self.state.lock().await.get(&resource.id).cloned();
+        let r = self
+            .runtime
+            .apply(prior.as_ref(), Some(resource), self.options)
+            .await;
+        if let Some(status) = r.status.as_ref().filter(|s| s.is_error()) {
+            return fail(report, status);
+        }
+        report.result = Outcome::of_action(r.action);
+        report.diff = (!planned.diff.changes.is_empty()).then(|| (&planned.diff).into());
+        if let Err(status) = self.record(resource).await {
+            return fail(report, &status);
+        }
+        let Some(request) = &self.watch else {
+            return report.took(started.elapsed());
+        };
+        self.progress.written(&resource.id, report.result);
+        let w = self.runtime.watch(resource, request).await;
+        report.health = Some(w.health);
+        match w.status.as_ref().filter(|s| s.is_error()) {
+            Some(status) => fail(report, status),
+            None => report.took(started.elapsed()),
+        }
+    }
+}
+
+/// Reports of resources skipped because a dependency failed.
+pub fn skipped(
+    stack: &Stack,
+    outcomes: &[stack::Outcome],
+    reports: &mut [Option<ResourceReport>],
+    progress: &Progress,
+) {
+    for (i, o) in outcomes.iter().enumerate() {
+        if let stack::Outcome::Skipped(cause) = o {
+            let mut r = ResourceReport::new(&stack.resources[i].id, Outcome::Skipped);
+            r.skipped_because = Some(stack.resources[*cause].id.clone());
+            progress.finish(&r);
+            reports[i] = Some(r);
         }
     }
 }
 
 impl ApplyCommand {
     /// Runs the apply.
-    pub async fn execute(self, global: &GlobalArgs) -> ExitCode {
-        let printer = Printer;
-        let Some(session) = session::open(global, &self.args.files, &printer).await else {
-            return ExitCode::Failure;
+    ///
+    /// # Errors
+    /// No cluster, a component that does not load, a locked or unreadable state.
+    pub async fn execute(self, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<ExitCode> {
+        let Some(stack) = session::load_stack(&self.input, printer) else {
+            return Ok(ExitCode::Failure);
         };
-        let options = self.args.options(global);
-        let planned = plan::preview(&session.runtime, &session.resources, &options).await;
-        printer.out("Preview:");
-        plan::print(&printer, &session.resources, &planned, false);
-        if self.dry_run {
-            return if planned.iter().any(|p| p.action.is_none()) {
-                ExitCode::Failure
-            } else {
-                ExitCode::Success
-            };
+        let session = session::open(global, printer, self.timeout).await?;
+        let lock = session.backend.lock(&global.stack).await?;
+        let result = self.run(global, printer, &stack, &session).await;
+        lock.release().await?;
+        result
+    }
+
+    async fn run(
+        &self,
+        global: &GlobalArgs,
+        printer: &Printer,
+        stack: &Stack,
+        session: &session::Session,
+    ) -> anyhow::Result<ExitCode> {
+        let state = session.backend.load(&global.stack).await?;
+        let options = self.write.options(global);
+        let concurrency = usize::from(self.write.concurrency);
+        let plan = plan::plan(&session.runtime, stack, &state, &options, concurrency).await;
+        plan::print(
+            printer,
+            stack,
+            &plan,
+            &format!(
+                "Preview of stack '{}' (state: {}):",
+                global.stack,
+                session.backend.describe(&global.stack)
+            ),
+        );
+        if plan.failed() {
+            printer.error("the preview failed (see above); nothing was applied");
+            printer.document(&Report::new(
+                "apply",
+                &global.stack,
+                ExitCode::Failure,
+                plan.reports(stack),
+            ));
+            return Ok(ExitCode::Failure);
         }
-        let mut counts = [0usize; 4]; // created, updated, unchanged, failed
-        let mut wrote = false;
-        for (resource, plan) in session.resources.iter().zip(&planned) {
-            if plan.action == Some(Action::Unchanged) {
-                counts[2] += 1;
-                continue;
-            }
-            let r = session.runtime.apply(None, Some(resource), &options).await;
-            let failed = r.status.as_ref().filter(|s| s.is_error());
-            let (word, slot) = match (failed, r.action) {
-                (Some(_), _) => ("failed", 3),
-                (None, Action::Create) => ("created", 0),
-                (None, Action::Update) => ("updated", 1),
-                (None, Action::Replace) => ("replaced", 1),
-                (None, Action::Delete) => ("deleted", 1),
-                (None, Action::Unchanged) => ("unchanged", 2),
-            };
-            counts[slot] += 1;
-            if !wrote {
-                printer.out("Applying:");
-                wrote = true;
-            }
-            printer.out(format!("  {word:<10} {}", resource.id));
-            if let Some(status) = failed {
-                printer.error(format!(
-                    "{}: {}: {}",
-                    resource.id, status.reason, status.message
-                ));
-            }
+        if plan.changes()
+            && printer.human_is_terminal()
+            && std::io::stdin().is_terminal()
+            && !self.yes
+            && !printer.confirm(&format!("Apply these changes to stack '{}'?", global.stack))
+        {
+            printer.out("Apply cancelled; nothing was changed.");
+            return Ok(ExitCode::Failure);
         }
-        if !wrote {
+        if !plan.changes() {
             printer.out("Nothing to change.");
         }
-        printer.out(format!(
-            "Applied: {} created, {} updated, {} unchanged, {} failed.",
-            counts[0], counts[1], counts[2], counts[3]
-        ));
-        if counts[3] > 0 {
-            ExitCode::Failure
-        } else {
-            ExitCode::Success
+        let started = Instant::now();
+        let mut ids: Vec<&str> = stack
+            .order
+            .iter()
+            .map(|&i| stack.resources[i].id.as_str())
+            .collect();
+        ids.extend(plan.deletes.iter().map(|d| d.id.as_str()));
+        let progress = Arc::new(Progress::new(printer, &ids));
+        let runtime = session.runtime.clone().with_events(progress.clone());
+        let state = Mutex::new(state);
+        let walk = Walk {
+            runtime: &runtime,
+            backend: &session.backend,
+            state: &state,
+            progress: &progress,
+            options: &options,
+            watch: self.watch.then(|| WatchRequest {
+                timeout_ms: u32::try_from(self.timeout.as_millis()).unwrap_or(u32::MAX),
+                default_namespace: global.namespace.clone(),
+            }),
+        };
+        let reports = RefCell::new(vec![None; stack.resources.len()]);
+        let planned = &plan.planned;
+        let outcomes = stack::run(stack, false, concurrency, |i| {
+            let (walk, reports, progress) = (&walk, &reports, &progress);
+            async move {
+                let report = walk.apply_one(&stack.resources[i], &planned[i]).await;
+                progress.finish(&report);
+                let ok = !matches!(report.result, Outcome::Failed | Outcome::TimedOut);
+                reports.borrow_mut()[i] = Some(report);
+                ok
+            }
+        })
+        .await;
+        let mut reports = reports.into_inner();
+        skipped(stack, &outcomes, &mut reports, &progress);
+        let mut all: Vec<ResourceReport> = stack
+            .order
+            .iter()
+            .filter_map(|&i| reports[i].take())
+            .collect();
+        if !plan.deletes.is_empty() {
+            let deletes = Stack::recorded(plan.deletes.clone());
+            let mut deleted = delete_walk(
+                &runtime,
+                &session.backend,
+                &state,
+                &deletes,
+                &progress,
+                global,
+                concurrency,
+            )
+            .await;
+            all.append(&mut deleted);
         }
+        if !progress.is_live() {
+            printer.out("Summary:");
+            print_table(printer, &all);
+        }
+        let exit = exit_of(&all);
+        printer.out(format!(
+            "Applied: {} ({}).",
+            counts(
+                &all,
+                &[
+                    Outcome::Created,
+                    Outcome::Updated,
+                    Outcome::Replaced,
+                    Outcome::Deleted,
+                    Outcome::Unchanged,
+                    Outcome::Failed,
+                    Outcome::TimedOut,
+                    Outcome::Skipped,
+                ]
+            ),
+            super::report::seconds(started.elapsed().as_millis() as u64)
+        ));
+        for r in all.iter().filter(|r| r.error.is_some()) {
+            let e = r.error.as_ref().expect("filtered");
+            printer.error(format!("{}: {}: {}", r.id, e.reason, e.message));
+        }
+        printer.document(&Report::new("apply", &global.stack, exit, all));
+        Ok(exit)
     }
 }

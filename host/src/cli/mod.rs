@@ -1,35 +1,71 @@
 //! The `krt` command line: global options, one module per subcommand, and the
-//! session (cluster + runtime) they share. `host/src/bin/krt.rs` only parses
-//! and dispatches.
+//! pieces they share (session, plan, progress, report, printer).
+//! `host/src/bin/krt.rs` only parses and dispatches.
 
 mod apply;
-mod delete;
+mod destroy;
+mod drift;
+mod import;
 mod output;
 mod plan;
+mod preview;
+mod progress;
 mod read;
+mod report;
 mod session;
+mod state;
+mod watch;
 
-pub use apply::{ApplyCommand, PreviewCommand};
-pub use delete::DeleteCommand;
+pub use apply::ApplyCommand;
+pub use destroy::DestroyCommand;
+pub use drift::DriftCommand;
+pub use import::ImportCommand;
+pub use output::OutputFormat;
+pub use preview::PreviewCommand;
 pub use read::ReadCommand;
+pub use report::{Report, ResourceReport};
+pub use state::StateCommand;
+pub use watch::WatchCommand;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+use output::Printer;
 use std::path::PathBuf;
+use tracing_subscriber::EnvFilter;
 
-/// Exit codes of `krt`.
+/// Exit codes of `krt`, the only place they are defined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitCode {
-    /// Everything succeeded.
-    Success = 0,
-    /// Bad input, or at least one resource failed.
-    Failure = 1,
-    /// Wrong command-line usage (printed by clap).
-    Usage = 2,
+    /// 0: everything succeeded (for `drift`: no drift).
+    Success,
+    /// 1: invalid input, an error before any change, or at least one resource failed.
+    Failure,
+    /// 2: wrong command-line usage (printed by clap).
+    Usage,
+    /// 2: `krt drift` found drift.
+    Drift,
+    /// 3: a resource did not become healthy within `--timeout` (and nothing else failed).
+    Timeout,
 }
 
-/// krt: apply Kubernetes resources through a sandboxed WebAssembly runtime.
+impl ExitCode {
+    /// The process exit status.
+    pub fn code(self) -> u8 {
+        match self {
+            ExitCode::Success => 0,
+            ExitCode::Failure => 1,
+            ExitCode::Usage | ExitCode::Drift => 2,
+            ExitCode::Timeout => 3,
+        }
+    }
+}
+
+/// krt: apply stacks of Kubernetes resources through a sandboxed WebAssembly runtime.
 #[derive(Debug, Parser)]
 #[command(name = "krt", version, about, long_about = None)]
+#[command(
+    after_help = "Exit codes: 0 success; 1 invalid input or a failed resource; \
+2 usage error, or drift found (krt drift); 3 timeout waiting for health."
+)]
 pub struct Cli {
     /// Options every command takes.
     #[command(flatten)]
@@ -61,6 +97,35 @@ pub struct GlobalArgs {
     /// A runtime component to use instead of the built-in guest.
     #[arg(long, global = true)]
     pub component: Option<PathBuf>,
+    /// The stack: the set of resources whose state is recorded together.
+    #[arg(
+        short = 's',
+        long,
+        global = true,
+        env = "KRT_STACK",
+        default_value = "default"
+    )]
+    pub stack: String,
+    /// Where the stack's state is kept: files under --state-dir (local), or a
+    /// Secret `krt-state-<stack>` in --state-namespace (kubernetes).
+    #[arg(long, global = true, value_enum, default_value_t = StateArg::Local)]
+    pub state: StateArg,
+    /// The directory of local states.
+    #[arg(long, global = true, default_value = ".krt/state")]
+    pub state_dir: PathBuf,
+    /// The namespace of state Secrets (default: -n, else the context's namespace).
+    #[arg(long, global = true)]
+    pub state_namespace: Option<String>,
+    /// How results are printed: for people (table), or one JSON or YAML document on stdout.
+    #[arg(short = 'o', long, global = true, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+    /// How apply writes: server-side apply, or a client-side three-way merge
+    /// against the state (strategic merge patch for built-in kinds).
+    #[arg(long, global = true, value_enum, default_value_t = ModeArg::ServerSide)]
+    pub mode: ModeArg,
+    /// More logs on stderr (-v info, -vv debug, -vvv trace); KRT_LOG overrides.
+    #[arg(short = 'v', long, global = true, action = ArgAction::Count)]
+    pub verbose: u8,
 }
 
 /// `--cluster` values.
@@ -74,36 +139,103 @@ pub enum ClusterArg {
     Kubeconfig,
 }
 
+/// `--state` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StateArg {
+    /// `<state-dir>/<stack>.json`, locked with `<stack>.lock`.
+    Local,
+    /// A Secret in the cluster, locked with a second Secret.
+    Kubernetes,
+}
+
+/// `--mode` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// Server-side apply with a field manager.
+    ServerSide,
+    /// Client-side three-way merge against the recorded state.
+    ClientSide,
+}
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Preview, then apply the resources of a manifest file.
-    Apply(ApplyCommand),
-    /// Show what `apply` would do, with a diff per changed resource.
+    /// Show what `apply` would do: create, update, replace, delete or unchanged, with diffs.
     Preview(PreviewCommand),
-    /// Print the live objects of a manifest's resources.
+    /// Preview, confirm, then apply in dependency order and wait for health.
+    Apply(ApplyCommand),
+    /// Delete the stack's resources (or those of -f), dependents first.
+    #[command(visible_alias = "delete")]
+    Destroy(DestroyCommand),
+    /// Print live objects with their health and drift from the state.
     Read(ReadCommand),
-    /// Delete the resources of a manifest file (in reverse order).
-    Delete(DeleteCommand),
+    /// Compare live objects with the state; exit 2 when they drifted.
+    Drift(DriftCommand),
+    /// Wait until the resources are healthy, showing progress.
+    Watch(WatchCommand),
+    /// Adopt live objects into the stack's state.
+    Import(ImportCommand),
+    /// Inspect and unlock recorded states.
+    #[command(subcommand)]
+    State(StateCommand),
 }
 
-/// Input files shared by the commands.
+/// The input, required.
 #[derive(Debug, Clone, Args)]
-pub struct FileArgs {
-    /// Manifest file: multi-document Kubernetes YAML or JSON; `-` reads standard input.
+pub struct InputArgs {
+    /// Input: a file (Kubernetes YAML/JSON, multi-document, or a Kusion spec
+    /// with `resources:`), a directory of them (not recursive), or `-` for stdin.
     #[arg(short = 'f', long = "filename", required = true)]
     pub files: Vec<PathBuf>,
 }
 
+/// The input, optional: without it, a command works on the stack's recorded state.
+#[derive(Debug, Clone, Args)]
+pub struct StateOrInputArgs {
+    /// Input (as for apply) naming the resources to work on; default: every
+    /// resource recorded in the stack's state.
+    #[arg(short = 'f', long = "filename")]
+    pub files: Vec<PathBuf>,
+}
+
 impl Cli {
-    /// Runs the parsed command and returns the process exit code.
+    /// Sets up logging on stderr: `KRT_LOG` when set, else by `-v`.
+    pub fn init_logging(&self) {
+        // kube-rs logs every failed connection attempt at ERROR; krt reports
+        // the failure itself, so that noise is off unless asked for (-vv).
+        let level = match self.global.verbose {
+            0 => "warn,kube_client::client::builder=off",
+            1 => "info,kube_client::client::builder=off",
+            2 => "debug",
+            _ => "trace",
+        };
+        tracing_subscriber::fmt()
+            .with_env_filter(
+                EnvFilter::try_from_env("KRT_LOG").unwrap_or_else(|_| EnvFilter::new(level)),
+            )
+            .with_writer(std::io::stderr)
+            .init();
+    }
+
+    /// Runs the parsed command and returns the process exit code; an error is
+    /// printed with its causes.
     pub async fn execute(self) -> ExitCode {
-        match self.command {
-            Command::Apply(cmd) => cmd.execute(&self.global).await,
-            Command::Preview(cmd) => cmd.execute(&self.global).await,
-            Command::Read(cmd) => cmd.execute(&self.global).await,
-            Command::Delete(cmd) => cmd.execute(&self.global).await,
-        }
+        let printer = Printer::new(self.global.output);
+        let global = &self.global;
+        let result = match self.command {
+            Command::Preview(cmd) => cmd.execute(global, &printer).await,
+            Command::Apply(cmd) => cmd.execute(global, &printer).await,
+            Command::Destroy(cmd) => cmd.execute(global, &printer).await,
+            Command::Read(cmd) => cmd.execute(global, &printer).await,
+            Command::Drift(cmd) => cmd.execute(global, &printer).await,
+            Command::Watch(cmd) => cmd.execute(global, &printer).await,
+            Command::Import(cmd) => cmd.execute(global, &printer).await,
+            Command::State(cmd) => cmd.execute(global, &printer).await,
+        };
+        result.unwrap_or_else(|e| {
+            printer.error(format!("{e:#}"));
+            ExitCode::Failure
+        })
     }
 }
 

@@ -1,60 +1,114 @@
-//! The preview step shared by `krt apply` and `krt preview`: a server dry run
-//! of every resource, with the diff between live and predicted objects.
+//! The plan shared by `preview` and `apply`: a server dry run of every input
+//! resource (against its recorded state, for client-side merges), a diff of
+//! the live and predicted objects, and a delete for each recorded resource
+//! that is no longer in the input.
 
-use super::output::Printer;
+use super::output::{Printer, paint, style};
+use super::report::{DiffReport, ErrorReport, Outcome, ResourceReport};
 use crate::runtime::{ComponentRuntime, Runtime};
+use crate::stack::Stack;
+use crate::state_store::State;
+use futures::StreamExt;
 use guest::model::{Action, ApplyOptions, ObjectDiff, Resource, Status, StatusCode};
-use std::collections::HashSet;
 
-/// What the preview predicts for one resource.
+/// What the preview predicts for one input resource.
+#[derive(Debug, Clone)]
 pub struct Planned {
     /// The predicted action; `None` when the dry run failed.
     pub action: Option<Action>,
-    /// The failure or note of the dry run.
+    /// The dry run's failure or note.
     pub status: Option<Status>,
-    /// Live vs predicted (empty for creates).
+    /// Live vs predicted, for updates and replaces.
     pub diff: ObjectDiff,
 }
 
-/// Dry-runs every resource in order. A namespaced object whose namespace is
-/// created by this same plan cannot be dry-run yet; it is predicted as a create.
-pub async fn preview(
+/// The whole plan.
+pub struct Plan {
+    /// One entry per input resource, by index.
+    pub planned: Vec<Planned>,
+    /// Recorded resources absent from the input, to delete.
+    pub deletes: Vec<Resource>,
+}
+
+impl Plan {
+    /// Whether any dry run failed.
+    pub fn failed(&self) -> bool {
+        self.planned.iter().any(|p| p.action.is_none())
+    }
+
+    /// Whether anything would change.
+    pub fn changes(&self) -> bool {
+        !self.deletes.is_empty()
+            || self
+                .planned
+                .iter()
+                .any(|p| p.action != Some(Action::Unchanged))
+    }
+
+    /// The report lines of the plan (result `planned`, or `failed`), in order.
+    pub fn reports(&self, stack: &Stack) -> Vec<ResourceReport> {
+        let mut out: Vec<ResourceReport> = stack
+            .order
+            .iter()
+            .map(|&i| {
+                let p = &self.planned[i];
+                let failed = p.status.as_ref().filter(|s| s.is_error());
+                let mut r = ResourceReport::new(
+                    &stack.resources[i].id,
+                    if failed.is_some() {
+                        Outcome::Failed
+                    } else {
+                        Outcome::Planned
+                    },
+                );
+                r.action = p.action;
+                r.error = failed.map(ErrorReport::from);
+                r.diff = (!p.diff.changes.is_empty()).then(|| DiffReport::from(&p.diff));
+                r
+            })
+            .collect();
+        out.extend(self.deletes.iter().map(|d| {
+            let mut r = ResourceReport::new(&d.id, Outcome::Planned);
+            r.action = Some(Action::Delete);
+            r
+        }));
+        out
+    }
+}
+
+/// Dry-runs every input resource, `concurrency` at a time. A resource that
+/// cannot be dry-run because a dependency is itself still to be created (its
+/// Namespace, its CRD) is predicted as a create.
+pub async fn plan(
     runtime: &ComponentRuntime,
-    resources: &[Resource],
+    stack: &Stack,
+    state: &State,
     options: &ApplyOptions,
-) -> Vec<Planned> {
+    concurrency: usize,
+) -> Plan {
     let dry = ApplyOptions {
         dry_run: true,
         ..options.clone()
     };
-    let mut new_namespaces = HashSet::new();
-    let mut planned = Vec::with_capacity(resources.len());
-    for resource in resources {
-        let r = runtime.apply(None, Some(resource), &dry).await;
-        let failed = r.status.as_ref().filter(|s| s.is_error());
-        let namespace = resource.attributes["metadata"]["namespace"]
-            .as_str()
-            .map(str::to_string);
-        let waits_for_namespace = failed.is_some_and(|s| s.code == StatusCode::NotFound)
-            && namespace.is_some_and(|ns| new_namespaces.contains(&ns));
-        let entry = if waits_for_namespace {
-            Planned {
-                action: Some(Action::Create),
-                status: None,
-                diff: ObjectDiff::default(),
+    let dry = &dry;
+    let mut planned: Vec<Planned> = futures::stream::iter(stack.resources.iter())
+        .map(|resource| async move {
+            let r = runtime
+                .apply(state.get(&resource.id), Some(resource), dry)
+                .await;
+            if r.status.as_ref().is_some_and(Status::is_error) {
+                return Planned {
+                    action: None,
+                    status: r.status,
+                    diff: ObjectDiff::default(),
+                };
             }
-        } else if failed.is_some() {
-            Planned {
-                action: None,
-                status: r.status,
-                diff: ObjectDiff::default(),
-            }
-        } else {
-            let predicted = r.resource.as_ref().map(|p| &p.attributes);
             let diff = match r.action {
-                Action::Update | Action::Replace => {
-                    guest::diff::diff(r.live.as_ref(), predicted, &options.ignore_paths)
-                }
+                Action::Update | Action::Replace => guest::diff::diff(
+                    r.live.as_ref(),
+                    r.resource.as_ref().map(|p| &p.attributes),
+                    &dry.ignore_paths,
+                ),
                 _ => ObjectDiff::default(),
             };
             Planned {
@@ -62,39 +116,92 @@ pub async fn preview(
                 status: r.status,
                 diff,
             }
-        };
-        if entry.action == Some(Action::Create)
-            && resource.attributes["kind"] == "Namespace"
-            && let Some(name) = resource.attributes["metadata"]["name"].as_str()
-        {
-            new_namespaces.insert(name.to_string());
+        })
+        .buffered(concurrency.max(1))
+        .collect()
+        .await;
+    for &i in &stack.order {
+        let waits_for_dependency = planned[i].status.as_ref().is_some_and(|s| {
+            s.is_error() && matches!(s.code, StatusCode::NotFound | StatusCode::KindNotInstalled)
+        }) && stack.deps[i]
+            .iter()
+            .any(|&d| planned[d].action == Some(Action::Create));
+        if waits_for_dependency {
+            planned[i] = Planned {
+                action: Some(Action::Create),
+                status: None,
+                diff: ObjectDiff::default(),
+            };
         }
-        planned.push(entry);
     }
-    planned
+    let deletes = state
+        .resources
+        .iter()
+        .filter(|r| !stack.resources.iter().any(|i| i.id == r.id))
+        .cloned()
+        .collect();
+    Plan { planned, deletes }
 }
 
-/// Prints the plan; `detail` adds each changed field.
-pub fn print(printer: &Printer, resources: &[Resource], planned: &[Planned], detail: bool) {
-    for (resource, plan) in resources.iter().zip(planned) {
-        let (mark, word) = match plan.action {
-            Some(Action::Create) => ("+", "create"),
-            Some(Action::Update) => ("~", "update"),
-            Some(Action::Unchanged) => ("=", "unchanged"),
-            Some(Action::Delete) => ("-", "delete"),
-            Some(Action::Replace) => ("±", "replace"),
-            None => ("!", "failed"),
-        };
-        printer.out(format!("  {mark} {word:<10} {}", resource.id));
-        if let Some(status) = &plan.status {
-            printer.out(format!("      {}: {}", status.reason, status.message));
-        }
-        if detail {
-            for change in &plan.diff.changes {
-                let before = change.before.as_deref().unwrap_or("(absent)");
-                let after = change.after.as_deref().unwrap_or("(absent)");
-                printer.out(format!("      {}: {before} -> {after}", change.path));
-            }
-        }
+fn mark(action: Option<Action>) -> String {
+    match action {
+        Some(Action::Create) => paint(style::GREEN, "+ create    "),
+        Some(Action::Update) => paint(style::YELLOW, "~ update    "),
+        Some(Action::Replace) => paint(style::MAGENTA, "± replace   "),
+        Some(Action::Delete) => paint(style::RED, "- delete    "),
+        Some(Action::Unchanged) => paint(style::DIM, "= unchanged "),
+        None => paint(style::RED, "! failed    "),
     }
+}
+
+/// Prints a unified diff, indented and colored (`---`/`+++` headers dropped).
+pub fn print_diff(printer: &Printer, unified: &str) {
+    for line in unified.lines() {
+        if line.starts_with("--- ") || line.starts_with("+++ ") {
+            continue;
+        }
+        let s = match line.as_bytes().first() {
+            Some(b'+') => style::GREEN,
+            Some(b'-') => style::RED,
+            Some(b'@') => style::CYAN,
+            _ => anstyle::Style::new(),
+        };
+        printer.out(format!("      {}", paint(s, line)));
+    }
+}
+
+/// Prints the plan: one line per resource in dependency order, diffs under
+/// updates and replaces, then a count.
+pub fn print(printer: &Printer, stack: &Stack, plan: &Plan, heading: &str) {
+    printer.out(paint(style::BOLD, heading));
+    for &i in &stack.order {
+        let p = &plan.planned[i];
+        printer.out(format!("  {}{}", mark(p.action), stack.resources[i].id));
+        if let Some(status) = &p.status {
+            let text = format!("      {}: {}", status.reason, status.message);
+            printer.out(if status.is_error() {
+                paint(style::RED, text)
+            } else {
+                text
+            });
+        }
+        print_diff(printer, &p.diff.unified);
+    }
+    for d in &plan.deletes {
+        printer.out(format!("  {}{}", mark(Some(Action::Delete)), d.id));
+    }
+    let count = |a: Action| plan.planned.iter().filter(|p| p.action == Some(a)).count();
+    let mut line = format!(
+        "Plan: {} to create, {} to update, {} to replace, {} to delete, {} unchanged",
+        count(Action::Create),
+        count(Action::Update),
+        count(Action::Replace),
+        plan.deletes.len(),
+        count(Action::Unchanged),
+    );
+    let failed = plan.planned.iter().filter(|p| p.action.is_none()).count();
+    if failed > 0 {
+        line.push_str(&format!(", {failed} failed"));
+    }
+    printer.out(format!("{line}."));
 }

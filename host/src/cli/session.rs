@@ -1,41 +1,62 @@
-//! What every command needs: the input resources, a connected cluster and a
-//! component runtime.
+//! What the commands share: the checked input stack, a connected cluster with
+//! a component runtime, and the state backend.
 
 use super::output::Printer;
-use super::{ClusterArg, FileArgs, GlobalArgs};
+use super::{ClusterArg, GlobalArgs, InputArgs, ModeArg, StateArg};
 use crate::connect::{ClusterChoice, ConnectOptions, Connected, connect};
 use crate::engine::{ComponentSource, EngineOptions};
 use crate::manifest;
 use crate::runtime::ComponentRuntime;
-use guest::model::Resource;
+use crate::stack::Stack;
+use crate::state_store::{Backend, KubernetesBackend, LocalBackend, check_stack_name};
+use anyhow::Context;
+use guest::model::ApplyMode;
+use std::time::Duration;
 
-/// A connected runtime plus the resources to work on.
+/// A connected runtime and the state backend.
 pub struct Session {
-    /// The runtime.
+    /// The runtime (guest events go to tracing; commands attach their display).
     pub runtime: ComponentRuntime,
-    /// The resources, Namespaces and CRDs first, then in file order.
-    pub resources: Vec<Resource>,
+    /// Where the stack's state is kept.
+    pub backend: Backend,
     /// Keeps an embedded simulator alive.
     _connected: Connected,
 }
 
-/// Loads every input file (all problems reported, nothing touched), then
-/// connects and loads the component.
-pub async fn open(global: &GlobalArgs, files: &FileArgs, printer: &Printer) -> Option<Session> {
-    let mut resources = Vec::new();
+/// Loads and checks every input file as one stack. Every problem is printed
+/// (with "nothing was applied"); `None` then.
+pub fn load_stack(input: &InputArgs, printer: &Printer) -> Option<Stack> {
+    let mut loaded = Vec::new();
     let mut problems = Vec::new();
-    for file in &files.files {
+    for file in &input.files {
         match manifest::load(file) {
-            Ok(mut rs) => resources.append(&mut rs),
-            Err(e) => problems.push(e.0),
+            Ok(mut l) => loaded.append(&mut l),
+            Err(mut e) => problems.append(&mut e.problems),
         }
     }
-    if !problems.is_empty() {
+    let stack = if problems.is_empty() {
+        Stack::new(loaded).map_err(|e| problems = e.problems).ok()
+    } else {
+        None
+    };
+    if stack.is_none() {
         printer.error(problems.join("\n"));
-        printer.note("nothing was applied");
-        return None;
+        printer.note("invalid input: nothing was applied");
     }
-    resources.sort_by_key(kind_rank);
+    stack
+}
+
+/// Connects to the cluster, loads the component (with a per-call time limit
+/// above `watch_timeout`) and opens the state backend.
+///
+/// # Errors
+/// An invalid stack name, no usable cluster, or a component that does not load.
+pub async fn open(
+    global: &GlobalArgs,
+    printer: &Printer,
+    watch_timeout: Duration,
+) -> anyhow::Result<Session> {
+    check_stack_name(&global.stack)?;
     let options = ConnectOptions {
         choice: match global.cluster {
             ClusterArg::Auto => ClusterChoice::Auto,
@@ -47,43 +68,83 @@ pub async fn open(global: &GlobalArgs, files: &FileArgs, printer: &Printer) -> O
         namespace: global.namespace.clone(),
         sim_state: Some(global.sim_state.clone()),
     };
-    let connected = match connect(&options).await {
-        Ok(c) => c,
-        Err(e) => {
-            printer.error(e.to_string());
-            return None;
-        }
-    };
+    let connected = connect(&options).await?;
     printer.note(format!("using {}", connected.description));
     let source = match &global.component {
         Some(path) => ComponentSource::File(path.clone()),
         None => ComponentSource::Default,
     };
-    let runtime = match ComponentRuntime::new(
-        &source,
-        connected.cluster.clone(),
-        &EngineOptions::default(),
-    )
-    .await
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            printer.error(e.to_string());
-            return None;
+    let mut engine = EngineOptions::default();
+    engine.limits.call_timeout = engine
+        .limits
+        .call_timeout
+        .max(watch_timeout + Duration::from_secs(30));
+    let runtime = ComponentRuntime::new(&source, connected.cluster.clone(), &engine)
+        .await
+        .with_context(|| match &global.component {
+            Some(p) => format!("failed to load the runtime component '{}'", p.display()),
+            None => "failed to load the built-in runtime component".to_owned(),
+        })?;
+    let backend = match global.state {
+        StateArg::Local => Backend::Local(LocalBackend::new(&global.state_dir)),
+        StateArg::Kubernetes => {
+            let namespace = global
+                .state_namespace
+                .clone()
+                .unwrap_or_else(|| connected.cluster.default_namespace().to_owned());
+            Backend::Kubernetes(Box::new(KubernetesBackend::new(
+                connected.cluster.client().clone(),
+                &namespace,
+            )))
         }
     };
-    Some(Session {
+    Ok(Session {
         runtime,
-        resources,
+        backend,
         _connected: connected,
     })
 }
 
-/// Namespaces first, then CRDs, then everything else (stable).
-fn kind_rank(r: &Resource) -> u8 {
-    match r.attributes["kind"].as_str() {
-        Some("Namespace") => 0,
-        Some("CustomResourceDefinition") => 1,
-        _ => 2,
+/// The runtime's apply mode for `--mode`.
+pub fn apply_mode(global: &GlobalArgs) -> ApplyMode {
+    match global.mode {
+        ModeArg::ServerSide => ApplyMode::ServerSide,
+        ModeArg::ClientSide => ApplyMode::ClientSideThreeWay,
     }
+}
+
+/// The resources a command works on: those of `-f` (each with its recorded
+/// version, if any), or every recorded one. `None` when the input is invalid
+/// (the problems are printed).
+pub fn targets(
+    files: &super::StateOrInputArgs,
+    state: &crate::state_store::State,
+    printer: &Printer,
+) -> Option<Vec<(guest::model::Resource, Option<guest::model::Resource>)>> {
+    if files.files.is_empty() {
+        return Some(
+            state
+                .resources
+                .iter()
+                .map(|r| (r.clone(), Some(r.clone())))
+                .collect(),
+        );
+    }
+    let stack = load_stack(
+        &InputArgs {
+            files: files.files.clone(),
+        },
+        printer,
+    )?;
+    Some(
+        stack
+            .order
+            .iter()
+            .map(|&i| {
+                let r = stack.resources[i].clone();
+                let recorded = state.get(&r.id).cloned();
+                (r, recorded)
+            })
+            .collect(),
+    )
 }

@@ -32,7 +32,9 @@ async fn quickstart_applies_then_reports_unchanged() {
     assert!(
         first
             .stdout
-            .contains("Applied: 4 created, 0 updated, 0 unchanged, 0 failed."),
+            .contains(
+                "Applied: 4 created, 0 updated, 0 replaced, 0 deleted, 0 unchanged, 0 failed, 0 timed out, 0 skipped"
+            ),
         "{}",
         first.stdout
     );
@@ -73,7 +75,9 @@ async fn quickstart_applies_then_reports_unchanged() {
     assert!(
         second
             .stdout
-            .contains("Applied: 0 created, 0 updated, 4 unchanged, 0 failed."),
+            .contains(
+                "Applied: 0 created, 0 updated, 0 replaced, 0 deleted, 4 unchanged, 0 failed, 0 timed out, 0 skipped"
+            ),
         "{}",
         second.stdout
     );
@@ -236,7 +240,9 @@ async fn the_embedded_cluster_remembers_earlier_runs() {
     assert!(
         second
             .stdout
-            .contains("Applied: 0 created, 0 updated, 4 unchanged, 0 failed."),
+            .contains(
+                "Applied: 0 created, 0 updated, 0 replaced, 0 deleted, 4 unchanged, 0 failed, 0 timed out, 0 skipped"
+            ),
         "{}",
         second.stdout
     );

@@ -7,6 +7,8 @@ mod cli;
 mod conformance;
 mod kubeconfig;
 mod real_cluster;
+mod cli_pty;
+mod cli_stack;
 mod runtime_api;
 mod sandbox;
 mod support;

@@ -202,11 +202,12 @@ pub struct Run {
     pub stderr: String,
 }
 
-/// Runs `krt` with `args` against `kubeconfig`, with stdin from `input`.
+/// Runs `krt` with `args` against `kubeconfig`, with stdin from `input`, in
+/// the kubeconfig's directory (so each cluster has its own `.krt/state`).
 pub async fn krt(kubeconfig: &Path, args: &[&str], input: Option<&str>) -> Run {
     let mut full = vec!["--kubeconfig", kubeconfig.to_str().unwrap()];
     full.extend_from_slice(args);
-    krt_in(&workspace(), &full, input).await
+    krt_in(kubeconfig.parent().unwrap(), &full, input).await
 }
 
 /// Runs `krt` with `args` in directory `dir`, with no kubeconfig in the environment.
