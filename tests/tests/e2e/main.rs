@@ -13,4 +13,5 @@ mod real_cluster;
 mod runtime_api;
 mod sandbox;
 mod support;
+mod wasmtime_cli;
 mod watch_health;
