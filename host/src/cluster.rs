@@ -48,6 +48,8 @@ const MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
 
 impl KubeCluster {
     /// Wraps a client; `default_namespace` is the kubeconfig context's namespace.
+    /// Build the client with kube-rs's `default_retry` off (as [`connect`](crate::connect)
+    /// does): this type retries itself, within one deadline per call.
     pub fn new(client: kube::Client, default_namespace: impl Into<String>) -> Self {
         KubeCluster {
             client,

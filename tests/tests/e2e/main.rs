@@ -10,6 +10,7 @@ mod cli_stack;
 mod conformance;
 mod kubeconfig;
 mod real_cluster;
+mod retries;
 mod runtime_api;
 mod sandbox;
 mod support;

@@ -49,12 +49,14 @@ impl Cluster {
         let kubeconfig = dir.0.join("kubeconfig");
         sim.write_kubeconfig(&kubeconfig)
             .expect("kubeconfig written");
-        let config = kube::Config::from_custom_kubeconfig(
+        let mut config = kube::Config::from_custom_kubeconfig(
             Kubeconfig::from_yaml(&sim.kubeconfig_yaml()).unwrap(),
             &KubeConfigOptions::default(),
         )
         .await
         .unwrap();
+        // As `host::connect` does: KubeCluster retries, kube-rs's layer must not stack on it.
+        config.default_retry = false;
         let client = kube::Client::try_from(config).unwrap();
         Cluster {
             _sim: sim,
