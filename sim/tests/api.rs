@@ -160,7 +160,14 @@ fn deployment(image: &str, app: &str) -> Value {
 
 #[tokio::test]
 async fn server_side_apply_is_idempotent_and_bumps_generation_on_spec_changes() {
-    let sim = sim::Sim::start().await.unwrap();
+    // Controllers paused: a status write between the two applies would move the
+    // resourceVersion this test compares (it is about SSA, not rollouts).
+    let sim = sim::Sim::start_with(sim::SimConfig {
+        controller_interval: std::time::Duration::from_secs(3600),
+        ..sim::SimConfig::default()
+    })
+    .await
+    .unwrap();
     let path = "/apis/apps/v1/namespaces/default/deployments/web?fieldManager=krt";
     let (code, first) = call(
         &sim,

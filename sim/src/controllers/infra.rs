@@ -179,6 +179,41 @@ mod tests {
     }
 
     #[test]
+    fn claims_are_bound_and_load_balancers_get_an_address() {
+        let store = Store::new(100);
+        let mut state = store.lock();
+        let claim = key("", "persistentvolumeclaims", "data");
+        state.put(
+            claim.clone(),
+            json!({"metadata": {"name": "data", "namespace": "d", "uid": "c1"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}),
+        );
+        let lb = key("", "services", "front");
+        state.put(
+            lb.clone(),
+            json!({"metadata": {"name": "front", "namespace": "d", "uid": "s1"},
+            "spec": {"type": "LoadBalancer", "ports": [{"port": 80}]}}),
+        );
+        reconcile(&mut state);
+        let bound = state.get(&claim).unwrap();
+        assert_eq!(bound["status"]["phase"], "Bound");
+        assert_eq!(bound["status"]["capacity"]["storage"], "1Gi");
+        assert_eq!(bound["spec"]["volumeName"], "pvc-c1");
+        let front = state.get(&lb).unwrap();
+        assert!(
+            front["status"]["loadBalancer"]["ingress"][0]["ip"].is_string(),
+            "{front}"
+        );
+        let rv = bound["metadata"]["resourceVersion"].clone();
+        reconcile(&mut state);
+        assert_eq!(
+            state.get(&claim).unwrap()["metadata"]["resourceVersion"],
+            rv,
+            "a settled claim is not rewritten"
+        );
+    }
+
+    #[test]
     fn services_with_selectors_get_a_slice_of_their_ready_pods() {
         let store = Store::new(100);
         let mut state = store.lock();

@@ -552,6 +552,57 @@ mod tests {
     }
 
     #[test]
+    fn statefulsets_get_ordinal_pods_and_a_settled_revision() {
+        let store = Store::new(1000);
+        let mut s = store.lock();
+        let k = key("apps", "statefulsets", "d", "db");
+        s.put(
+            k.clone(),
+            json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
+                "metadata": {"name": "db", "namespace": "d", "uid": "s1", "generation": 1},
+                "spec": {"replicas": 3, "serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+                    "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "db", "image": "x"}]}}}}),
+        );
+        settle(&mut s);
+        let sts = s.get(&k).unwrap();
+        assert_eq!(sts["status"]["observedGeneration"], 1);
+        assert_eq!(sts["status"]["readyReplicas"], 3);
+        assert_eq!(sts["status"]["currentReplicas"], 3);
+        assert_eq!(
+            sts["status"]["currentRevision"],
+            sts["status"]["updateRevision"]
+        );
+        let mut pods: Vec<String> = s
+            .list("", "pods", Some("d"))
+            .into_iter()
+            .map(|(key, _)| key.name.clone())
+            .collect();
+        pods.sort();
+        assert_eq!(pods, ["db-0", "db-1", "db-2"]);
+    }
+
+    #[test]
+    fn daemonsets_schedule_one_pod_on_the_single_node() {
+        let store = Store::new(1000);
+        let mut s = store.lock();
+        let k = key("apps", "daemonsets", "d", "agent");
+        s.put(
+            k.clone(),
+            json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+                "metadata": {"name": "agent", "namespace": "d", "uid": "ds1", "generation": 2},
+                "spec": {"selector": {"matchLabels": {"app": "agent"}},
+                    "template": {"metadata": {"labels": {"app": "agent"}}, "spec": {"containers": [{"name": "a", "image": "x"}]}}}}),
+        );
+        settle(&mut s);
+        let ds = s.get(&k).unwrap();
+        assert_eq!(ds["status"]["observedGeneration"], 2);
+        assert_eq!(ds["status"]["desiredNumberScheduled"], 1);
+        assert_eq!(ds["status"]["numberReady"], 1);
+        assert_eq!(ds["status"]["updatedNumberScheduled"], 1);
+        assert_eq!(s.list("", "pods", Some("d")).len(), 1);
+    }
+
+    #[test]
     fn jobs_complete_or_fail_on_request() {
         let store = Store::new(1000);
         let mut s = store.lock();
