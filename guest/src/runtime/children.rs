@@ -1,7 +1,8 @@
 //! The children that explain a workload's progress: Deployment → its current ReplicaSet →
-//! Pods; StatefulSet, DaemonSet and Job → Pods by selector (owned by the object). Their
-//! state becomes a note on the parent's health message, for example
-//! `1/2 pods not ready; pod web-5d9c-x: app: CrashLoopBackOff: back-off restarting`.
+//! Pods; StatefulSet, DaemonSet and Job → Pods by selector (owned by the object); Service →
+//! its EndpointSlices. Their state becomes a note on the parent's health message, for example
+//! `1/2 pods not ready; pod web-5d9c-x: app: CrashLoopBackOff: back-off restarting` or
+//! `0/2 endpoints ready`.
 
 use crate::cluster::Cluster;
 use crate::health;
@@ -28,7 +29,7 @@ fn api(group: &str, kind: &str, plural: &str) -> ApiResource {
 pub fn followed(group: &str, kind: &str) -> bool {
     matches!(
         (group, kind),
-        ("apps", "Deployment" | "StatefulSet" | "DaemonSet") | ("batch", "Job")
+        ("apps", "Deployment" | "StatefulSet" | "DaemonSet") | ("batch", "Job") | ("", "Service")
     )
 }
 
@@ -36,6 +37,9 @@ pub fn followed(group: &str, kind: &str) -> bool {
 /// child lookup failed: notes are best effort and never fail a watch).
 pub fn note<C: Cluster>(cluster: &C, group: &str, kind: &str, object: &Value) -> Option<String> {
     let namespace = object.pointer("/metadata/namespace")?.as_str()?;
+    if (group, kind) == ("", "Service") {
+        return service_note(cluster, namespace, object);
+    }
     let owner = match (group, kind) {
         ("apps", "Deployment") => current_replica_set(cluster, namespace, object)?,
         _ => object.clone(),
@@ -77,6 +81,48 @@ fn current_replica_set<C: Cluster>(
             .to_owned();
         (revision, created)
     })
+}
+
+/// The label EndpointSlices carry with the name of their Service.
+const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
+
+/// A note on a Service's EndpointSlices: how many endpoints are ready. Services
+/// without a selector have no managed slices and get no note.
+fn service_note<C: Cluster>(cluster: &C, namespace: &str, service: &Value) -> Option<String> {
+    service
+        .pointer("/spec/selector")
+        .and_then(Value::as_object)
+        .filter(|s| !s.is_empty())?;
+    let name = service.pointer("/metadata/name")?.as_str()?;
+    let slices = cluster
+        .list(
+            &api("discovery.k8s.io", "EndpointSlice", "endpointslices"),
+            Some(namespace),
+            &ListOptions {
+                label_selector: Some(format!("{SERVICE_NAME_LABEL}={name}")),
+                ..ListOptions::default()
+            },
+        )
+        .ok()?;
+    Some(endpoints_note(&slices.items))
+}
+
+/// `R/N endpoints ready` over the endpoints of `slices` (an endpoint with no
+/// `ready` condition counts as ready, as kube-proxy treats it).
+fn endpoints_note(slices: &[Value]) -> String {
+    let endpoints: Vec<&Value> = slices
+        .iter()
+        .filter_map(|s| s.get("endpoints").and_then(Value::as_array))
+        .flatten()
+        .collect();
+    if endpoints.is_empty() {
+        return "no endpoints: no ready Pod matches the Service's selector".into();
+    }
+    let ready = endpoints
+        .iter()
+        .filter(|e| e.pointer("/conditions/ready") != Some(&Value::Bool(false)))
+        .count();
+    format!("{ready}/{} endpoints ready", endpoints.len())
 }
 
 /// Objects matching `owner`'s selector that `owner` controls (by uid).
@@ -219,6 +265,28 @@ mod tests {
         assert!(note.starts_with("2/3 pods not ready; pod bad: "), "{note}");
         assert!(note.contains("CrashLoopBackOff"), "{note}");
         assert!(followed("apps", "Deployment") && followed("batch", "Job"));
+        assert!(followed("", "Service"));
         assert!(!followed("", "Pod") && !followed("apps", "ReplicaSet"));
+    }
+
+    #[test]
+    fn endpoint_notes_count_ready_endpoints() {
+        let slice = |ready: &[bool]| {
+            let endpoints: Vec<Value> = ready
+                .iter()
+                .map(|r| json!({"addresses": ["10.0.0.1"], "conditions": {"ready": r}}))
+                .collect();
+            json!({"endpoints": endpoints})
+        };
+        assert_eq!(
+            endpoints_note(&[slice(&[true, false]), slice(&[true])]),
+            "2/3 endpoints ready"
+        );
+        assert_eq!(
+            endpoints_note(&[json!({"endpoints": [{"addresses": ["10.0.0.2"]}]})]),
+            "1/1 endpoints ready"
+        );
+        assert!(endpoints_note(&[]).starts_with("no endpoints"));
+        assert!(endpoints_note(&[json!({"endpoints": null})]).starts_with("no endpoints"));
     }
 }
