@@ -103,8 +103,10 @@ pub async fn plan(
                     diff: ObjectDiff::default(),
                 };
             }
+            // Creates show the whole predicted object as added, like updates
+            // show what changes (normalized, Secret values masked).
             let diff = match r.action {
-                Action::Update | Action::Replace => guest::diff::diff(
+                Action::Update | Action::Replace | Action::Create => guest::diff::diff(
                     r.live.as_ref(),
                     r.resource.as_ref().map(|p| &p.attributes),
                     &dry.ignore_paths,
@@ -127,10 +129,15 @@ pub async fn plan(
             .iter()
             .any(|&d| planned[d].action == Some(Action::Create));
         if waits_for_dependency {
+            // Not dry-runnable before its dependency exists: the plan itself is the prediction.
             planned[i] = Planned {
                 action: Some(Action::Create),
                 status: None,
-                diff: ObjectDiff::default(),
+                diff: guest::diff::diff(
+                    None,
+                    Some(&stack.resources[i].attributes),
+                    &dry.ignore_paths,
+                ),
             };
         }
     }
@@ -170,8 +177,9 @@ pub fn print_diff(printer: &Printer, unified: &str) {
     }
 }
 
-/// Prints the plan: one line per resource in dependency order, diffs under
-/// updates and replaces, then a count.
+/// Prints the plan: one line per resource in dependency order, each with its
+/// diff (a create's whole object, an update's changes, a delete's removal),
+/// then a count.
 pub fn print(printer: &Printer, stack: &Stack, plan: &Plan, heading: &str) {
     printer.out(paint(style::BOLD, heading));
     for &i in &stack.order {
@@ -189,6 +197,10 @@ pub fn print(printer: &Printer, stack: &Stack, plan: &Plan, heading: &str) {
     }
     for d in &plan.deletes {
         printer.out(format!("  {}{}", mark(Some(Action::Delete)), d.id));
+        print_diff(
+            printer,
+            &guest::diff::diff(Some(&d.attributes), None, &[]).unified,
+        );
     }
     let count = |a: Action| plan.planned.iter().filter(|p| p.action == Some(a)).count();
     let mut line = format!(

@@ -38,6 +38,11 @@ async fn quickstart_applies_then_reports_unchanged() {
         "{}",
         first.stdout
     );
+    assert!(
+        first.stdout.contains("      +  GREETING: hello from krt\n"),
+        "a create's preview shows the object it will create:\n{}",
+        first.stdout
+    );
     let live = cluster
         .get(
             "apps/v1",
@@ -245,5 +250,29 @@ async fn the_embedded_cluster_remembers_earlier_runs() {
             ),
         "{}",
         second.stdout
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secrets_create_preview_masks_its_values() {
+    let cluster = Cluster::start().await;
+    let input = "apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: default}\nstringData: {password: hunter2}\n";
+    let run = krt(&cluster.kubeconfig, &["preview", "-f", "-"], Some(input)).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("+ create    v1:Secret:default:creds"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("***"),
+        "the value is masked:\n{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("hunter2"), "{}", run.stdout);
+    assert!(
+        !run.stdout.contains("aHVudGVyMg"),
+        "no base64 of the value either:\n{}",
+        run.stdout
     );
 }
