@@ -449,6 +449,23 @@ pub struct ApplyResponse {
     pub retries: u32,
 }
 
+impl ApplyResponse {
+    /// A failed apply: no resource, nothing done (`delete` when there was no plan).
+    pub fn failed(status: Status, deleting: bool) -> Self {
+        ApplyResponse {
+            resource: None,
+            live: None,
+            action: if deleting {
+                Action::Delete
+            } else {
+                Action::Unchanged
+            },
+            status: Some(status),
+            retries: 0,
+        }
+    }
+}
+
 /// Options of `runtime.read`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReadOptions {
@@ -463,6 +480,16 @@ pub struct ReadResponse {
     pub resource: Option<Resource>,
     /// `None` on success.
     pub status: Option<Status>,
+}
+
+impl ReadResponse {
+    /// A failed read: no resource.
+    pub fn failed(status: Status) -> Self {
+        ReadResponse {
+            resource: None,
+            status: Some(status),
+        }
+    }
 }
 
 /// Options of `runtime.delete`.
@@ -501,6 +528,17 @@ pub struct WatchResponse {
     pub health: Health,
     /// `None` when current.
     pub status: Option<Status>,
+}
+
+impl WatchResponse {
+    /// A failed watch: no resource, health unknown with the status's reason and message.
+    pub fn failed(status: Status) -> Self {
+        WatchResponse {
+            resource: None,
+            health: Health::new(HealthState::Unknown, &status.reason, &status.message),
+            status: Some(status),
+        }
+    }
 }
 
 /// One changed field (`logic.field-change`).

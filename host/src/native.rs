@@ -9,8 +9,8 @@ use futures::StreamExt;
 use guest::cluster::{Cluster, HostServices, WatchStream};
 use guest::model::{
     ApiError, ApiResource, ApplyOptions, ApplyResponse, CreateOptions, DeleteOptions,
-    DeleteRequest, Health, HealthState, ListOptions, LogLevel, ObjectList, PatchOptions, PatchType,
-    Progress, ReadOptions, ReadResponse, Resource, Status, StatusCode, WatchEvent, WatchOptions,
+    DeleteRequest, ListOptions, LogLevel, ObjectList, PatchOptions, PatchType, Progress,
+    ReadOptions, ReadResponse, Resource, Status, StatusCode, WatchEvent, WatchOptions,
     WatchRequest, WatchResponse,
 };
 use serde_json::Value;
@@ -91,17 +91,7 @@ impl Runtime for NativeRuntime {
         let deleting = plan.is_none();
         self.run(move |c, h| guest::runtime::apply(c, h, prior.as_ref(), plan.as_ref(), &options))
             .await
-            .unwrap_or_else(|status| ApplyResponse {
-                resource: None,
-                live: None,
-                action: if deleting {
-                    guest::model::Action::Delete
-                } else {
-                    guest::model::Action::Unchanged
-                },
-                status: Some(status),
-                retries: 0,
-            })
+            .unwrap_or_else(|status| ApplyResponse::failed(status, deleting))
     }
 
     async fn read(
@@ -116,10 +106,7 @@ impl Runtime for NativeRuntime {
         };
         self.run(move |c, _| guest::runtime::read(c, prior.as_ref(), plan.as_ref(), &options))
             .await
-            .unwrap_or_else(|status| ReadResponse {
-                resource: None,
-                status: Some(status),
-            })
+            .unwrap_or_else(ReadResponse::failed)
     }
 
     async fn delete(&self, resource: &Resource, options: &DeleteRequest) -> Option<Status> {
@@ -137,11 +124,7 @@ impl Runtime for NativeRuntime {
         options.default_namespace = self.default_namespace(&options.default_namespace);
         self.run(move |c, h| guest::runtime::watch(c, h, &resource, &options))
             .await
-            .unwrap_or_else(|status| WatchResponse {
-                resource: None,
-                health: Health::new(HealthState::Unknown, &status.reason, &status.message),
-                status: Some(status),
-            })
+            .unwrap_or_else(WatchResponse::failed)
     }
 }
 

@@ -17,8 +17,8 @@ use crate::policy::Policy;
 use crate::state::{HostState, LimitHit, Limits};
 use failure::{invalid_result, resource_size, returned_resource, status_size, too_large};
 use guest::model::{
-    Action, ApplyOptions, ApplyResponse, DeleteRequest, Health, HealthState, ReadOptions,
-    ReadResponse, Resource, Status, WatchRequest, WatchResponse,
+    ApplyOptions, ApplyResponse, DeleteRequest, ReadOptions, ReadResponse, Resource, Status,
+    WatchRequest, WatchResponse,
 };
 use std::pin::Pin;
 use std::sync::{Arc, PoisonError, RwLock};
@@ -270,17 +270,7 @@ impl Runtime for ComponentRuntime {
                 })
             })
             .await;
-        let failed = |status: Status| ApplyResponse {
-            resource: None,
-            live: None,
-            action: if plan.is_none() {
-                Action::Delete
-            } else {
-                Action::Unchanged
-            },
-            status: Some(status),
-            retries: 0,
-        };
+        let failed = |status: Status| ApplyResponse::failed(status, plan.is_none());
         let r = match answer {
             Ok(r) => r,
             Err(status) => return failed(status),
@@ -328,10 +318,7 @@ impl Runtime for ComponentRuntime {
                 })
             })
             .await;
-        let failed = |status| ReadResponse {
-            resource: None,
-            status: Some(status),
-        };
+        let failed = ReadResponse::failed;
         match answer {
             Ok(r) => match r.resource.map(|r| returned_resource("read", r)).transpose() {
                 Ok(resource) => ReadResponse {
@@ -377,15 +364,7 @@ impl Runtime for ComponentRuntime {
                 Box::pin(async move { g.call_watch(store, &res, &opts).await })
             })
             .await;
-        let unknown = |status: Status| WatchResponse {
-            resource: None,
-            health: Health::new(
-                HealthState::Unknown,
-                status.reason.clone(),
-                status.message.clone(),
-            ),
-            status: Some(status),
-        };
+        let unknown = WatchResponse::failed;
         match answer {
             Ok(r) => match r
                 .resource
