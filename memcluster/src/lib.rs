@@ -390,18 +390,8 @@ fn selectors(mut request: Request, query: &Query) -> Request {
     request
 }
 
-/// The type of a watch event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventType {
-    /// `ADDED`.
-    Added,
-    /// `MODIFIED`.
-    Modified,
-    /// `DELETED`.
-    Deleted,
-    /// `BOOKMARK`.
-    Bookmark,
-}
+/// The type of a watch event: the guest library's, one definition for both sides.
+pub use guest::model::EventType;
 
 /// A watch stream over the cluster's event history.
 pub struct Stream {

@@ -59,16 +59,11 @@ impl DriftCommand {
     /// # Errors
     /// No cluster, a component that does not load, an unreadable state.
     pub async fn execute(self, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<ExitCode> {
-        let Some(input) = session::load_input(&self.input, printer) else {
+        let Some((session, _, targets)) =
+            session::open_targets(global, printer, &self.input, Duration::ZERO).await?
+        else {
             return Ok(ExitCode::Failure);
         };
-        let scope = input
-            .as_ref()
-            .map(|s| s.resources.as_slice())
-            .unwrap_or_default();
-        let session = session::open(global, printer, Duration::ZERO, scope, None).await?;
-        let state = session.backend.load(&global.stack).await?;
-        let targets = session::targets(input.as_ref(), &state);
         printer.out(paint(
             style::BOLD,
             format!("Drift of stack '{}' (live vs state):", global.stack),

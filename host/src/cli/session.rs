@@ -126,10 +126,38 @@ pub fn apply_mode(global: &GlobalArgs) -> ApplyMode {
     }
 }
 
+/// Opens a session for a command that works on `-f` files or on the recorded
+/// resources: loads the input (`None` when invalid; the problems are printed),
+/// connects with the input in the policy's scope, and loads the state.
+///
+/// # Errors
+/// As [`open`], or an unreadable state.
+pub async fn open_targets(
+    global: &GlobalArgs,
+    printer: &Printer,
+    files: &super::StateOrInputArgs,
+    watch_timeout: Duration,
+) -> anyhow::Result<Option<(Session, crate::state_store::State, Targets)>> {
+    let Some(input) = load_input(files, printer) else {
+        return Ok(None);
+    };
+    let scope = input
+        .as_ref()
+        .map(|s| s.resources.as_slice())
+        .unwrap_or_default();
+    let session = open(global, printer, watch_timeout, scope, None).await?;
+    let state = session.backend.load(&global.stack).await?;
+    let targets = targets(input.as_ref(), &state);
+    Ok(Some((session, state, targets)))
+}
+
+/// Each resource a command works on with its recorded version, if any.
+pub type Targets = Vec<(guest::model::Resource, Option<guest::model::Resource>)>;
+
 /// The input of a command that works on `-f` files or, without them, on every
 /// recorded resource: `Some(None)` without files, `Some(Some(stack))` with
 /// valid files, `None` when the input is invalid (the problems are printed).
-pub fn load_input(files: &super::StateOrInputArgs, printer: &Printer) -> Option<Option<Stack>> {
+fn load_input(files: &super::StateOrInputArgs, printer: &Printer) -> Option<Option<Stack>> {
     if files.files.is_empty() {
         return Some(None);
     }
@@ -144,10 +172,7 @@ pub fn load_input(files: &super::StateOrInputArgs, printer: &Printer) -> Option<
 
 /// The resources a command works on: those of the input (each with its
 /// recorded version, if any), or every recorded one.
-pub fn targets(
-    input: Option<&Stack>,
-    state: &crate::state_store::State,
-) -> Vec<(guest::model::Resource, Option<guest::model::Resource>)> {
+fn targets(input: Option<&Stack>, state: &crate::state_store::State) -> Targets {
     match input {
         None => state
             .resources
