@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds krt's guest and the in-memory cluster component and plugs them together with `wac`:
+# Builds krt's guest and the in-memory cluster component and composes them with `wac compose`
+# (the script is tests/compose.wac):
 #
 #   tests/compose.sh [OUT_DIR]        # default: target/components
 #
 # Writes OUT_DIR/guest.wasm, OUT_DIR/memcluster.wasm and OUT_DIR/composed.wasm, whose only
-# imports are WASI, so `wasmtime run --invoke ... composed.wasm` runs the runtime against a fresh
+# imports are WASI (it exports `types`, `runtime` and `logic`), so `wasmtime run --invoke ... composed.wasm` runs the runtime against a fresh
 # in-memory cluster. Needs `wac` (cargo install --locked wac-cli@0.12.0 --no-default-features
 # --features wit) and the wasm32-wasip2 target (rust-toolchain.toml installs it).
 set -euo pipefail
@@ -31,6 +32,8 @@ build "$target/krt-memcluster" --package memcluster
 mkdir -p "$out"
 cp "$target/krt-guest/wasm32-wasip2/guest/guest.wasm" "$out/guest.wasm"
 cp "$target/krt-memcluster/wasm32-wasip2/guest/memcluster.wasm" "$out/memcluster.wasm"
-# Paths, not registry names: `./` or absolute.
-wac plug --plug "$out/memcluster.wasm" "$out/guest.wasm" -o "$out/composed.wasm"
+# `wac plug` would leave the guest's import of `types` open (it cannot re-export it), so the
+# composition is spelled out in a script.
+wac compose --dep "krt:memcluster=$out/memcluster.wasm" --dep "krt:guest=$out/guest.wasm" \
+    -o "$out/composed.wasm" "$root/tests/compose.wac"
 echo "$out/composed.wasm"

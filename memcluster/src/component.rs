@@ -10,8 +10,8 @@ use crate::{Answer, DeleteOptions, EventType, Failure, Kind, MemCluster, PatchOp
 
 wit_bindgen::generate!({ path: "../wit", world: "in-memory-cluster" });
 
+use exports::kusion::runtime::types as t;
 use exports::kusion::runtime::{host, kubernetes as k8s};
-use kusion::runtime::types as t;
 
 /// The cluster of this instance.
 static CLUSTER: LazyLock<MemCluster> = LazyLock::new(MemCluster::new);

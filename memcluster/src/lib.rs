@@ -2,7 +2,7 @@
 //! behind the `kusion:runtime/kubernetes` interface, plus trivial `kusion:runtime/host`
 //! services (logs to stderr, progress dropped, sleep on the WASI clock).
 //!
-//! Plugged into a guest with `wac plug` (see `tests/compose.sh`), it lets the plain `wasmtime`
+//! Composed with a guest by `wac compose` (see `tests/compose.sh`), it lets the plain `wasmtime`
 //! CLI run the whole runtime: every `wasmtime run --invoke` instantiates the composition afresh,
 //! so each invocation starts from a new cluster holding only the four default namespaces.
 //!
