@@ -18,7 +18,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::RwLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// One raw watch event: its type and the object as JSON text.
@@ -38,9 +38,10 @@ pub struct KubeCluster {
     server: Option<String>,
 }
 
-/// How many times one call is retried at most (429, and 5xx or transport errors on reads).
+/// How many times one call is retried at most (429, and 5xx or transport
+/// errors on idempotent requests).
 const MAX_RETRIES: u32 = 5;
-/// How many times a read is retried after a transport error (refused, reset):
+/// How many times a request is retried after a transport error (refused, reset):
 /// a server that is down stays down, so fail fast.
 const MAX_TRANSPORT_RETRIES: u32 = 2;
 /// The longest single wait between retries, whatever `Retry-After` says.
@@ -108,7 +109,7 @@ impl KubeCluster {
         let gvk = GroupVersionKind::gvk(group, version, kind);
         self.discovery_fetches.fetch_add(1, Ordering::Relaxed);
         let discovered = self
-            .retrying(true, || {
+            .retrying(Resend::Idempotent, || {
                 kube::discovery::oneshot::pinned_kind(&self.client, &gvk)
             })
             .await;
@@ -155,7 +156,10 @@ impl KubeCluster {
         }
     }
 
-    /// POST.
+    /// POST. After a failure that leaves open whether the object was created
+    /// (a 5xx, a lost response), the object is read back before the POST is
+    /// sent again, so a create that took effect is never repeated: the object
+    /// found is the answer.
     pub async fn create(
         &self,
         ar: &ApiResource,
@@ -170,7 +174,29 @@ impl KubeCluster {
         let req = request(ar, namespace)
             .create(&params, object.as_bytes().to_vec())
             .map_err(build_error)?;
-        self.text(req).await
+        let name = serde_json::from_str::<Value>(object)
+            .ok()
+            .and_then(|o| o["metadata"]["name"].as_str().map(str::to_owned));
+        let Some(name) = name.filter(|_| !options.dry_run) else {
+            // A dry run changes nothing, and a `generateName` create cannot be
+            // read back: both follow the plain rules.
+            return self.text(req).await;
+        };
+        let read_back = request(ar, namespace)
+            .get(&name, &Default::default())
+            .map_err(build_error)?;
+        let sent = AtomicBool::new(false);
+        self.retrying(Resend::Idempotent, || async {
+            if sent.swap(true, Ordering::Relaxed) {
+                match self.client.request_text(copy_request(&read_back)).await {
+                    Ok(live) => return Ok(live),
+                    Err(kube::Error::Api(status)) if status.code == 404 => {}
+                    Err(err) => return Err(err),
+                }
+            }
+            self.client.request_text(copy_request(&req)).await
+        })
+        .await
     }
 
     /// PATCH with the given patch type.
@@ -314,7 +340,7 @@ impl KubeCluster {
             .watch(&params, version)
             .map_err(build_error)?;
         let stream = self
-            .retrying(true, || {
+            .retrying(Resend::Idempotent, || {
                 self.client
                     .request_events::<DynamicObject>(copy_request(&req))
             })
@@ -327,12 +353,12 @@ impl KubeCluster {
         )))
     }
 
-    /// Sends `req`; reads (GET, LIST) are retried on 5xx and transport errors,
-    /// every verb on 429, each within the call deadline.
+    /// Sends `req`, retried as [`Resend::of`] allows, within the call deadline.
     async fn text(&self, req: http::Request<Vec<u8>>) -> Result<String, ApiError> {
-        let idempotent = req.method() == http::Method::GET;
-        self.retrying(idempotent, || self.client.request_text(copy_request(&req)))
-            .await
+        self.retrying(Resend::of(&req), || {
+            self.client.request_text(copy_request(&req))
+        })
+        .await
     }
 
     /// Adds the server's URL to a transport error.
@@ -347,7 +373,7 @@ impl KubeCluster {
     /// `Retry-After` (header or `details.retryAfterSeconds`) is honoured. kube-rs's
     /// own retry layer is switched off by [`connect`](crate::connect) so the two
     /// never stack.
-    async fn retrying<T, F, Fut>(&self, idempotent: bool, call: F) -> Result<T, ApiError>
+    async fn retrying<T, F, Fut>(&self, resend: Resend, call: F) -> Result<T, ApiError>
     where
         F: Fn() -> Fut,
         Fut: Future<Output = Result<T, kube::Error>>,
@@ -359,6 +385,7 @@ impl KubeCluster {
                     Ok(value) => return Ok(value),
                     Err(err) => kube_error(err),
                 };
+                let idempotent = resend == Resend::Idempotent;
                 let limit = match (err.source, err.code) {
                     (_, 429) => MAX_RETRIES,
                     (ErrorSource::Transport, _) if idempotent => MAX_TRANSPORT_RETRIES,
@@ -393,6 +420,37 @@ impl KubeCluster {
                     ),
                 )
             }),
+        }
+    }
+}
+
+/// After which failures a request may be sent again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Resend {
+    /// Only after 429: the server turned it away unprocessed.
+    Throttled,
+    /// Also after 5xx and transport errors: sending it twice has the effect of
+    /// sending it once, whether or not the first one took effect.
+    Idempotent,
+}
+
+impl Resend {
+    /// GET, LIST, DELETE (a second delete finds the object gone or going),
+    /// server-side apply, merge and strategic-merge patches (re-applying the
+    /// same patch changes nothing more) and dry runs are idempotent. A JSON
+    /// patch (its operations may not commute with themselves) and a POST are
+    /// not; [`KubeCluster::create`] reads back before it re-sends one.
+    fn of(req: &http::Request<Vec<u8>>) -> Resend {
+        let dry_run = req.uri().query().is_some_and(|q| q.contains("dryRun="));
+        let json_patch = req
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .is_some_and(|t| t.as_bytes().starts_with(b"application/json-patch"));
+        match *req.method() {
+            http::Method::GET | http::Method::DELETE => Resend::Idempotent,
+            http::Method::PATCH if !json_patch => Resend::Idempotent,
+            _ if dry_run => Resend::Idempotent,
+            _ => Resend::Throttled,
         }
     }
 }

@@ -33,5 +33,5 @@ pub use events::{EventSink, TracingSink};
 pub use guest::model;
 pub use native::NativeRuntime;
 pub use policy::{Policy, PolicyArgs};
-pub use runtime::{ComponentRuntime, Runtime};
+pub use runtime::{ComponentRuntime, Runtime, RuntimeStats};
 pub use state::Limits;

@@ -99,6 +99,8 @@ pub(crate) struct Limiter {
     inner: StoreLimits,
     memory_bytes: usize,
     table_elements: usize,
+    /// Bytes of linear memory the instance's memories hold now.
+    pub(crate) memory_in_use: usize,
     pub(crate) hit: Option<LimitHit>,
 }
 
@@ -115,6 +117,7 @@ impl Limiter {
                 .build(),
             memory_bytes: limits.memory_bytes,
             table_elements: limits.table_elements,
+            memory_in_use: 0,
             hit: None,
         }
     }
@@ -128,7 +131,9 @@ impl ResourceLimiter for Limiter {
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
         let answer = self.inner.memory_growing(current, desired, maximum);
-        if !matches!(answer, Ok(true)) {
+        if matches!(answer, Ok(true)) {
+            self.memory_in_use += desired.saturating_sub(current);
+        } else {
             self.hit.get_or_insert(LimitHit::Memory(self.memory_bytes));
         }
         answer

@@ -181,6 +181,16 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
             };
             match step {
                 Step::Done(object, action) => {
+                    // After a conflict on a real write, "nothing left to do" means the
+                    // plan's change was made while this apply ran: by the earlier write
+                    // (whose answer was lost, and resent into the conflict) or by a
+                    // concurrent writer. Either way the object was updated.
+                    let action = match action {
+                        Action::Unchanged if self.retries > 0 && !self.options.dry_run => {
+                            Action::Update
+                        }
+                        action => action,
+                    };
                     let warning = match (action, &self.live) {
                         (Action::Update, Some(live)) => self.drift_warning(live, &object),
                         _ => None,

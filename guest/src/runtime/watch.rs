@@ -24,6 +24,10 @@ const MAX_NEXT_MS: u32 = 1000;
 /// Pause before re-listing after a failed or closed watch.
 const RELIST_DELAY_MS: u32 = 200;
 
+/// How long the API server may stay unreachable before the watch gives up
+/// (shorter outages, such as a restart, are ridden out).
+const UNREACHABLE_GRACE: Duration = Duration::from_secs(20);
+
 /// Least time between two looks at a workload's children.
 const CHILD_REFRESH_MS: u64 = 1000;
 
@@ -65,6 +69,7 @@ pub fn watch<C: Cluster, H: HostServices>(
         resource_version: None,
         note: None,
         noted_at: None,
+        unreachable_since: None,
     };
     let status = watcher.run().err();
     WatchResponse {
@@ -95,6 +100,8 @@ struct Watcher<'a, C, H> {
     /// The children's note and when it was taken.
     note: Option<String>,
     noted_at: Option<Instant>,
+    /// Since when every request has failed to reach the API server.
+    unreachable_since: Option<Instant>,
 }
 
 /// How a followed stream ended without a verdict.
@@ -206,10 +213,16 @@ impl<C: Cluster, H: HostServices> Watcher<'_, C, H> {
         }
     }
 
-    /// Transient failures (transport, host timeout, expired watch) re-list;
+    /// Transient failures (transport, host timeout, expired watch) re-list,
+    /// unless the API server has been unreachable for [`UNREACHABLE_GRACE`];
     /// anything else ends the watch.
-    fn transient(err: &ApiError) -> bool {
-        errors::is_gone(err) || matches!(err.source, ErrorSource::Transport | ErrorSource::Timeout)
+    fn transient(&mut self, err: &ApiError) -> bool {
+        if err.source != ErrorSource::Transport {
+            self.unreachable_since = None;
+            return errors::is_gone(err) || err.source == ErrorSource::Timeout;
+        }
+        let since = *self.unreachable_since.get_or_insert_with(Instant::now);
+        since.elapsed() < UNREACHABLE_GRACE
     }
 
     /// Reads the object and records it; `Some` when that decides the watch.
@@ -221,11 +234,12 @@ impl<C: Cluster, H: HostServices> Watcher<'_, C, H> {
                 &self.target.name,
             ) {
                 Ok(live) => {
+                    self.unreachable_since = None;
                     // An absent object has no version to resume from: watch from now.
                     self.resource_version = None;
                     return self.observe(live);
                 }
-                Err(e) if Self::transient(&e) && self.remaining_ms() > RELIST_DELAY_MS => {
+                Err(e) if self.transient(&e) && self.remaining_ms() > RELIST_DELAY_MS => {
                     self.host.sleep(RELIST_DELAY_MS);
                 }
                 Err(e) => {
@@ -260,8 +274,11 @@ impl<C: Cluster, H: HostServices> Watcher<'_, C, H> {
                 self.target.namespace.as_deref(),
                 &options,
             ) {
-                Ok(stream) => self.follow(stream)?,
-                Err(e) if Self::transient(&e) => {
+                Ok(stream) => {
+                    self.unreachable_since = None;
+                    self.follow(stream)?
+                }
+                Err(e) if self.transient(&e) => {
                     self.rewatching(&e, false);
                     if !errors::is_gone(&e) && self.remaining_ms() > RELIST_DELAY_MS {
                         self.host.sleep(RELIST_DELAY_MS);
@@ -343,7 +360,7 @@ impl<C: Cluster, H: HostServices> Watcher<'_, C, H> {
                         return verdict.map(|()| Flow::Current);
                     }
                 }
-                Err(e) if Self::transient(&e) => {
+                Err(e) if self.transient(&e) => {
                     self.rewatching(&e, delivered);
                     return Ok(if delivered {
                         Flow::Resume

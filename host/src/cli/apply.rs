@@ -2,20 +2,19 @@
 //! with bounded concurrency, waiting for each resource to become healthy
 //! before its dependents start, and recording each in the state as it goes.
 
-use super::destroy::delete_walk;
+use super::destroy::{delete_walk, flushed};
 use super::output::Printer;
 use super::progress::Progress;
 use super::report::{ErrorReport, Outcome, Report, ResourceReport, counts, exit_of, print_table};
 use super::{ExitCode, GlobalArgs, InputArgs, plan, session};
 use crate::runtime::Runtime;
 use crate::stack::{self, Stack};
-use crate::state_store::{Backend, State};
+use crate::state_store::Recorder;
 use guest::model::{Action, ApplyOptions, Resource, Status, StatusCode, WatchRequest};
 use std::cell::RefCell;
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::Mutex;
 
 /// How `preview` and `apply` write.
 #[derive(Debug, Clone, clap::Args)]
@@ -73,37 +72,41 @@ pub struct ApplyCommand {
 /// The shared context of one apply walk.
 struct Walk<'a> {
     runtime: &'a crate::runtime::ComponentRuntime,
-    backend: &'a Backend,
-    state: &'a Mutex<State>,
+    state: &'a Recorder<'a>,
     progress: &'a Progress,
     options: &'a ApplyOptions,
     watch: Option<WatchRequest>,
+    /// The first resource that found the API server unreachable: once set, the
+    /// resources not started yet are not attempted.
+    unreachable: RefCell<Option<String>>,
 }
 
-impl Walk<'_> {
-    /// Records `resource` in the state and saves it.
-    async fn record(&self, resource: &Resource) -> Result<(), Status> {
-        let mut state = self.state.lock().await;
-        if state.get(&resource.id) == Some(resource) {
-            return Ok(());
-        }
-        state.put(resource.clone());
-        self.backend.save(&mut state).await.map_err(|e| {
-            Status::error(
-                StatusCode::Internal,
-                "StateNotSaved",
-                format!("{:#}", anyhow::Error::from(e)),
-            )
-        })
-    }
+/// The error reason of a resource not attempted because the API server had
+/// become unreachable.
+const NOT_ATTEMPTED: &str = "NotAttempted";
 
+impl Walk<'_> {
     /// Applies one resource, records it, waits for its health.
     async fn apply_one(&self, resource: &Resource, planned: &plan::Planned) -> ResourceReport {
         let started = Instant::now();
         let action = planned.action.unwrap_or(Action::Unchanged);
         let mut report = ResourceReport::new(&resource.id, Outcome::Unchanged);
         report.action = Some(action);
+        if let Some(first) = self.unreachable.borrow().as_ref() {
+            report.result = Outcome::Skipped;
+            report.error = Some(ErrorReport {
+                code: StatusCode::Unreachable,
+                reason: NOT_ATTEMPTED.into(),
+                message: format!("not attempted: the API server became unreachable (at {first})"),
+            });
+            return report;
+        }
         let fail = |mut report: ResourceReport, status: &Status| {
+            if status.code == StatusCode::Unreachable {
+                self.unreachable
+                    .borrow_mut()
+                    .get_or_insert_with(|| resource.id.clone());
+            }
             report.result = if status.code == StatusCode::Timeout {
                 Outcome::TimedOut
             } else {
@@ -114,10 +117,8 @@ impl Walk<'_> {
         };
         if action == Action::Unchanged {
             // Adopt an unchanged object the state does not know yet.
-            return match self.record(resource).await {
-                Ok(()) => report.took(started.elapsed()),
-                Err(status) => fail(report, &status),
-            };
+            self.state.put(resource).await;
+            return report.took(started.elapsed());
         }
         self.progress.start(
             &resource.id,
@@ -127,7 +128,7 @@ impl Walk<'_> {
                 _ => "updating",
             },
         );
-        let prior = self.state.lock().await.get(&resource.id).cloned();
+        let prior = self.state.get(&resource.id).await;
         let r = self
             .runtime
             .apply(prior.as_ref(), Some(resource), self.options)
@@ -137,9 +138,7 @@ impl Walk<'_> {
         }
         report.result = Outcome::of_action(r.action);
         report.diff = (!planned.diff.changes.is_empty()).then(|| (&planned.diff).into());
-        if let Err(status) = self.record(resource).await {
-            return fail(report, &status);
-        }
+        self.state.put(resource).await;
         let Some(request) = &self.watch else {
             return report.took(started.elapsed());
         };
@@ -245,10 +244,9 @@ impl ApplyCommand {
         ids.extend(plan.deletes.iter().map(|d| d.id.as_str()));
         let progress = Arc::new(Progress::new(printer, &ids));
         let runtime = session.runtime.clone().with_events(progress.clone());
-        let state = Mutex::new(state);
+        let state = Recorder::new(&session.backend, state);
         let walk = Walk {
             runtime: &runtime,
-            backend: &session.backend,
             state: &state,
             progress: &progress,
             options: &options,
@@ -256,10 +254,11 @@ impl ApplyCommand {
                 timeout_ms: u32::try_from(self.timeout.as_millis()).unwrap_or(u32::MAX),
                 default_namespace: global.namespace.clone(),
             }),
+            unreachable: RefCell::new(None),
         };
         let reports = RefCell::new(vec![None; stack.resources.len()]);
         let planned = &plan.planned;
-        let outcomes = stack::run(stack, false, concurrency, |i| {
+        let walked = stack::run(stack, false, concurrency, |i| {
             let (walk, reports, progress) = (&walk, &reports, &progress);
             async move {
                 let report = walk.apply_one(&stack.resources[i], &planned[i]).await;
@@ -268,8 +267,8 @@ impl ApplyCommand {
                 reports.borrow_mut()[i] = Some(report);
                 ok
             }
-        })
-        .await;
+        });
+        let outcomes = state.saving(walked).await;
         let mut reports = reports.into_inner();
         skipped(stack, &outcomes, &mut reports, &progress);
         let mut all: Vec<ResourceReport> = stack
@@ -279,23 +278,15 @@ impl ApplyCommand {
             .collect();
         if !plan.deletes.is_empty() {
             let deletes = Stack::recorded(plan.deletes.clone());
-            let mut deleted = delete_walk(
-                &runtime,
-                &session.backend,
-                &state,
-                &deletes,
-                &progress,
-                global,
-                concurrency,
-            )
-            .await;
+            let mut deleted =
+                delete_walk(&runtime, &state, &deletes, &progress, global, concurrency).await;
             all.append(&mut deleted);
         }
         if !progress.is_live() {
             printer.out("Summary:");
             print_table(printer, &all);
         }
-        let exit = exit_of(&all);
+        let exit = flushed(&state, printer, exit_of(&all)).await;
         printer.out(format!(
             "Applied: {} ({}).",
             counts(
@@ -313,9 +304,20 @@ impl ApplyCommand {
             ),
             super::report::seconds(started.elapsed().as_millis() as u64)
         ));
-        for r in all.iter().filter(|r| r.error.is_some()) {
-            let e = r.error.as_ref().expect("filtered");
-            printer.error(format!("{}: {}: {}", r.id, e.reason, e.message));
+        let mut not_attempted = 0;
+        for r in &all {
+            match &r.error {
+                Some(e) if e.reason == NOT_ATTEMPTED => not_attempted += 1,
+                Some(e) => printer.error(format!("{}: {}: {}", r.id, e.reason, e.message)),
+                None => {}
+            }
+        }
+        if not_attempted > 0 {
+            printer.error(format!(
+                "the API server became unreachable, so {not_attempted} resource(s) were not \
+                 attempted; the state records what was applied: run `krt apply` again once the \
+                 server is back"
+            ));
         }
         printer.document(&Report::new("apply", &global.stack, exit, all));
         Ok(exit)

@@ -8,13 +8,12 @@ use super::report::{ErrorReport, Outcome, Report, ResourceReport, counts, exit_o
 use super::{ExitCode, GlobalArgs, StateOrInputArgs, session};
 use crate::runtime::{ComponentRuntime, Runtime};
 use crate::stack::{self, Stack};
-use crate::state_store::{Backend, State};
+use crate::state_store::Recorder;
 use guest::model::{Action, DeleteRequest};
 use std::cell::RefCell;
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::Mutex;
 
 /// `krt destroy`: deletes every resource recorded in the stack's state (or
 /// only those of `-f`), in reverse dependency order; an object already gone
@@ -33,11 +32,10 @@ pub struct DestroyCommand {
 }
 
 /// Deletes the resources of `stack` in reverse dependency order, removing each
-/// from the state (saved after each). Returns a report per resource.
+/// from the state (saved as [`Recorder`] does). Returns a report per resource.
 pub async fn delete_walk(
     runtime: &ComponentRuntime,
-    backend: &Backend,
-    state: &Mutex<State>,
+    state: &Recorder<'_>,
     stack: &Stack,
     progress: &Progress,
     global: &GlobalArgs,
@@ -48,7 +46,7 @@ pub async fn delete_walk(
         ..DeleteRequest::default()
     };
     let reports = RefCell::new(vec![None; stack.resources.len()]);
-    let outcomes = stack::run(stack, true, concurrency, |i| {
+    let walked = stack::run(stack, true, concurrency, |i| {
         let (reports, request) = (&reports, &request);
         async move {
             let started = Instant::now();
@@ -61,19 +59,7 @@ pub async fn delete_walk(
                     report.result = Outcome::Failed;
                     report.error = Some(ErrorReport::from(&status));
                 }
-                _ => {
-                    let mut state = state.lock().await;
-                    if state.remove(&resource.id)
-                        && let Err(e) = backend.save(&mut state).await
-                    {
-                        report.result = Outcome::Failed;
-                        report.error = Some(ErrorReport {
-                            code: guest::model::StatusCode::Internal,
-                            reason: "StateNotSaved".into(),
-                            message: format!("{:#}", anyhow::Error::from(e)),
-                        });
-                    }
-                }
+                _ => state.remove(&resource.id).await,
             }
             let report = report.took(started.elapsed());
             progress.finish(&report);
@@ -81,8 +67,8 @@ pub async fn delete_walk(
             reports.borrow_mut()[i] = Some(report);
             ok
         }
-    })
-    .await;
+    });
+    let outcomes = state.saving(walked).await;
     let mut reports = reports.into_inner();
     skipped(stack, &outcomes, &mut reports, progress);
     stack
@@ -91,6 +77,20 @@ pub async fn delete_walk(
         .rev()
         .filter_map(|&i| reports[i].take())
         .collect()
+}
+
+/// Saves what `state` has not saved yet; a failure is reported and fails the run.
+pub async fn flushed(state: &Recorder<'_>, printer: &Printer, exit: ExitCode) -> ExitCode {
+    match state.flush().await {
+        Ok(()) => exit,
+        Err(e) => {
+            printer.error(format!(
+                "the state was not saved: {:#}",
+                anyhow::Error::from(e)
+            ));
+            ExitCode::Failure
+        }
+    }
 }
 
 impl DestroyCommand {
@@ -186,10 +186,9 @@ impl DestroyCommand {
             .collect();
         let progress = Arc::new(Progress::new(printer, &ids));
         let runtime = session.runtime.clone().with_events(progress.clone());
-        let state = Mutex::new(state);
+        let state = Recorder::new(&session.backend, state);
         let all = delete_walk(
             &runtime,
-            &session.backend,
             &state,
             &targets,
             &progress,
@@ -211,7 +210,7 @@ impl DestroyCommand {
                 printer.error(format!("{}: {}: {}", r.id, e.reason, e.message));
             }
         }
-        let exit = exit_of(&all);
+        let exit = flushed(&state, printer, exit_of(&all)).await;
         printer.document(&Report::new("destroy", &global.stack, exit, all));
         Ok(exit)
     }

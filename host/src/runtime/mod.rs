@@ -3,6 +3,9 @@
 //! on every cluster call, and hot reload of the component.
 
 mod failure;
+mod stats;
+
+pub use stats::RuntimeStats;
 
 use crate::bindings::exports::kusion::runtime::runtime::Guest;
 use crate::bindings::{KubernetesRuntime, KubernetesRuntimePre, types as t};
@@ -73,6 +76,7 @@ pub struct ComponentRuntime {
     events: Arc<dyn EventSink>,
     policy: Arc<Policy>,
     limits: Limits,
+    counters: Arc<stats::Counters>,
 }
 
 /// Epoch ticks in `d`, at least one.
@@ -116,6 +120,7 @@ impl ComponentRuntime {
             events: Arc::new(TracingSink),
             policy: Arc::new(Policy::unrestricted()),
             limits,
+            counters: Arc::default(),
         })
     }
 
@@ -139,6 +144,12 @@ impl ComponentRuntime {
     /// The limits every call runs under.
     pub fn limits(&self) -> &Limits {
         &self.limits
+    }
+
+    /// Instances created and the most memory one of them held, over all
+    /// calls of this runtime and its clones.
+    pub fn stats(&self) -> RuntimeStats {
+        self.counters.snapshot()
     }
 
     /// The cluster this runtime talks to.
@@ -224,6 +235,7 @@ impl ComponentRuntime {
         let outcome =
             tokio::time::timeout(timeout, call(instance.kusion_runtime_runtime(), &mut store))
                 .await;
+        self.counters.record(store.data().limiter.memory_in_use);
         match outcome {
             Ok(Ok(value)) => {
                 let bytes = size(&value);

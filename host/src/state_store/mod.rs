@@ -6,9 +6,11 @@
 
 mod kubernetes;
 mod local;
+mod recorder;
 
 pub use kubernetes::KubernetesBackend;
 pub use local::LocalBackend;
+pub use recorder::{Recorder, SAVE_INTERVAL};
 
 use guest::model::Resource;
 use serde::{Deserialize, Serialize};

@@ -8,6 +8,7 @@ mod cli_policy;
 mod cli_pty;
 mod cli_stack;
 mod conformance;
+mod faults;
 mod kubeconfig;
 mod real_cluster;
 mod retries;
