@@ -24,8 +24,21 @@ fn each(state: &mut State, group: &str, resource: &str, step: impl Fn(&Value) ->
     }
 }
 
-/// One pass.
+/// The resources these controllers read: a pass when none of them changed since the last one
+/// would change nothing.
+const READS: &[(&str, &str)] = &[
+    ("", "persistentvolumeclaims"),
+    ("", "services"),
+    ("", "pods"),
+    ("discovery.k8s.io", "endpointslices"),
+    ("apiextensions.k8s.io", "customresourcedefinitions"),
+];
+
+/// One pass (none when nothing they read changed since the last).
 pub fn reconcile(state: &mut State) {
+    if !state.changed_since_last_run("infra", READS) {
+        return;
+    }
     each(state, "", "persistentvolumeclaims", |pvc| {
         let mut next = pvc.clone();
         let storage = pvc["spec"]["resources"]["requests"]["storage"].clone();

@@ -180,8 +180,22 @@ fn pod_counts(state: &State, owner: &Value) -> (usize, usize) {
     (pods.len(), pods.iter().filter(|(_, p)| is_ready(p)).count())
 }
 
-/// One pass over every workload kind.
+/// The resources the workload controllers read: a pass when none of them changed since the last
+/// one would change nothing.
+const READS: &[(&str, &str)] = &[
+    ("apps", "deployments"),
+    ("apps", "replicasets"),
+    ("apps", "statefulsets"),
+    ("apps", "daemonsets"),
+    ("batch", "jobs"),
+    ("", "pods"),
+];
+
+/// One pass over every workload kind (none when nothing they read changed since the last).
 pub fn reconcile(state: &mut State) {
+    if !state.changed_since_last_run("workloads", READS) {
+        return;
+    }
     for (k, d) in objects(state, "apps", "deployments") {
         deployment(state, &k, &d);
     }
