@@ -388,14 +388,33 @@ fn server_side_apply(
     Ok((if created { 201 } else { 200 }, stored))
 }
 
-/// Everything but what the server re-stamps, to detect no-op writes.
-fn content(object: &Value) -> Value {
-    let mut v = object.clone();
-    if let Some(m) = v["metadata"].as_object_mut() {
-        m.remove("managedFields");
-        m.remove("resourceVersion");
-    }
-    v
+/// Whether `a` and `b` are equal but for what the server re-stamps (`metadata.managedFields`
+/// and `metadata.resourceVersion`), to detect no-op writes without copying either.
+fn same_content(a: &Value, b: &Value) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a == b;
+    };
+    a.len() == b.len()
+        && a.iter()
+            .all(|(key, value)| match (key.as_str(), b.get(key)) {
+                ("metadata", Some(other)) => same_metadata(value, other),
+                (_, other) => other == Some(value),
+            })
+}
+
+fn same_metadata(a: &Value, b: &Value) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a == b;
+    };
+    let kept = |m: &'_ Map<String, Value>| {
+        m.iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "managedFields" | "resourceVersion"))
+            .count()
+    };
+    kept(a) == kept(b)
+        && a.iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "managedFields" | "resourceVersion"))
+            .all(|(k, v)| b.get(k) == Some(v))
 }
 
 /// The commit pipeline shared by every write; returns what was (or, for dry-run, would be) stored.
@@ -500,7 +519,7 @@ fn commit(
         ssa::record_update(live, &mut object, &schema_of(rt), &writer);
     }
     if let Some(live) = live
-        && content(live) == content(&object)
+        && same_content(live, &object)
         && ssa::ownership(live) == ssa::ownership(&object)
     {
         return Ok(live.clone());
@@ -517,4 +536,25 @@ fn commit(
         return Ok(state.remove(key).unwrap_or(object));
     }
     Ok(state.put(key.clone(), object))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_ignores_only_what_the_server_restamps() {
+        let live = json!({"metadata": {"name": "a", "resourceVersion": "5",
+            "managedFields": [{"manager": "x"}]}, "data": {"k": "v"}});
+        let restamped =
+            json!({"data": {"k": "v"}, "metadata": {"resourceVersion": "6", "name": "a"}});
+        assert!(same_content(&live, &restamped));
+        let relabelled =
+            json!({"metadata": {"name": "a", "labels": {"l": "1"}}, "data": {"k": "v"}});
+        assert!(!same_content(&live, &relabelled));
+        let changed = json!({"metadata": {"name": "a"}, "data": {"k": "w"}});
+        assert!(!same_content(&live, &changed));
+        let extra = json!({"metadata": {"name": "a"}, "data": {"k": "v"}, "status": {}});
+        assert!(!same_content(&live, &extra));
+    }
 }
