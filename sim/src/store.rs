@@ -377,6 +377,31 @@ mod tests {
     }
 
     #[test]
+    fn controllers_hear_of_changes_to_what_they_read_once() {
+        let store = Store::new(100);
+        let mut s = store.lock();
+        let reads = [("", "configmaps")];
+        assert!(!s.changed_since_last_run("c", &reads), "nothing stored yet");
+        s.put(key("a"), json!({"metadata": {}}));
+        assert!(s.changed_since_last_run("c", &reads));
+        assert!(!s.changed_since_last_run("c", &reads));
+        assert!(
+            s.changed_since_last_run("other", &reads),
+            "each controller has its own cursor"
+        );
+        s.put(
+            Key {
+                resource: "secrets".into(),
+                ..key("s")
+            },
+            json!({"metadata": {}}),
+        );
+        assert!(!s.changed_since_last_run("c", &reads));
+        s.remove(&key("a"));
+        assert!(s.changed_since_last_run("c", &reads));
+    }
+
+    #[test]
     fn crds_serve_kinds_and_take_their_objects_when_deleted() {
         let store = Store::new(100);
         let mut s = store.lock();
