@@ -257,12 +257,17 @@ pub fn patch(
         target.namespace.as_deref().unwrap_or_default(),
         name,
     );
-    let mut state = cluster.store.lock();
-    let live = state.get(&key).cloned();
     if content_type == "application/apply-patch+yaml" {
-        return server_side_apply(&mut state, target, &key, live, ctx, body);
+        let config = apply_config(target, ctx, body)?;
+        let mut state = cluster.store.lock();
+        let live = state.get(&key).cloned();
+        return server_side_apply(&mut state, target, &key, live, ctx, &config);
     }
-    let live = live.ok_or_else(|| ApiError::not_found(&target.subject()))?;
+    let mut state = cluster.store.lock();
+    let live = state
+        .get(&key)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(&target.subject()))?;
     let mut object = live.clone();
     match content_type {
         "application/merge-patch+json" => {
@@ -307,14 +312,9 @@ pub fn patch(
     Ok((200, stored))
 }
 
-fn server_side_apply(
-    state: &mut State,
-    target: &Target,
-    key: &Key,
-    live: Option<Value>,
-    ctx: &WriteContext,
-    body: &[u8],
-) -> Result<(u16, Value), ApiError> {
+/// The configuration an apply request sends, checked as far as it can be without the live
+/// object (done before taking the store's lock).
+fn apply_config(target: &Target, ctx: &WriteContext, body: &[u8]) -> Result<Value, ApiError> {
     if !ctx.explicit_manager {
         return Err(ApiError::bad_request(
             "PATCH, application/apply-patch+yaml: fieldManager is required for apply requests",
@@ -342,6 +342,18 @@ fn server_side_apply(
     {
         m.remove("status");
     }
+    Ok(config)
+}
+
+fn server_side_apply(
+    state: &mut State,
+    target: &Target,
+    key: &Key,
+    live: Option<Value>,
+    ctx: &WriteContext,
+    config: &Value,
+) -> Result<(u16, Value), ApiError> {
+    let name = target.name.as_deref().unwrap_or_default();
     let created = live.is_none();
     let base = match &live {
         Some(l) => l.clone(),
@@ -366,16 +378,16 @@ fn server_side_apply(
             ssa::conflict_causes(&conflicts),
         )
     };
-    let mut merged = match ssa::server_side_apply(&base, &config, &schema, &writer, ctx.force) {
+    let mut merged = match ssa::server_side_apply(&base, config, &schema, &writer, ctx.force) {
         Ok(merged) => merged,
         Err(conflicts)
             if ssa::upgrades_client_side_apply(&base, &conflicts, &schema, &ctx.manager) =>
         {
-            ssa::server_side_apply(&base, &config, &schema, &writer, true).map_err(conflict)?
+            ssa::server_side_apply(&base, config, &schema, &writer, true).map_err(conflict)?
         }
         Err(conflicts) => return Err(conflict(conflicts)),
     };
-    ssa::sync_last_applied(&mut merged, &config, &ctx.manager);
+    ssa::sync_last_applied(&mut merged, config, &ctx.manager);
     let stored = commit(
         state,
         target,
