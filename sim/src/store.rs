@@ -1,5 +1,6 @@
-//! The object store: every object by key, one resourceVersion counter, and a bounded event history
-//! that feeds watches. All writes go through [`State`] under one lock, so the resourceVersion
+//! The object store: every object by key, one resourceVersion counter, a bounded event history
+//! that feeds watches, and indices (see [`index`]) that let the controllers look only at what
+//! changed. All writes go through [`State`] under one lock, so the resourceVersion
 //! sequence and the event order are the commit order.
 
 mod index;

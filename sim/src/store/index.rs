@@ -69,8 +69,15 @@ impl Index {
                 self.orphan_candidates.extend(dependents.iter().cloned());
             }
         }
-        if after.is_some_and(|a| !a.owners.is_empty()) {
-            self.orphan_candidates.insert(key.clone());
+        match after {
+            Some(after) if !after.owners.is_empty() => {
+                self.orphan_candidates.insert(key.clone());
+            }
+            Some(_) => {}
+            // Nothing is left to collect, and the set stays bounded by the stored objects.
+            None => {
+                self.orphan_candidates.remove(key);
+            }
         }
         self.touch(rv, key);
     }
@@ -198,6 +205,12 @@ mod tests {
         assert!(index.changed_since("", "pods", 4));
         assert!(!index.changed_since("", "pods", 5));
         assert!(!index.changed_since("apps", "pods", 0));
+        index.update(6, &key("pod"), None, Some(&pod));
+        index.update(7, &key("pod"), Some(&pod), None);
+        assert!(
+            index.take_orphan_candidates().is_empty(),
+            "a removed object is no candidate"
+        );
     }
 
     #[test]
