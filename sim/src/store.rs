@@ -1,8 +1,11 @@
-//! The object store: every object by key, one resourceVersion counter, and a bounded event history
-//! that feeds watches. All writes go through [`State`] under one lock, so the resourceVersion
+//! The object store: every object by key, one resourceVersion counter, a bounded event history
+//! that feeds watches, and indices (see [`index`]) that let the controllers look only at what
+//! changed. All writes go through [`State`] under one lock, so the resourceVersion
 //! sequence and the event order are the commit order.
 
-use std::collections::{BTreeMap, VecDeque};
+mod index;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
@@ -77,6 +80,9 @@ pub struct State {
     custom_types: Vec<ResourceType>,
     builtins: Vec<ResourceType>,
     observer: Option<Observer>,
+    index: index::Index,
+    /// The resourceVersion each controller last ran at, by controller name.
+    cursors: HashMap<&'static str, u64>,
 }
 
 /// Called with the new resourceVersion after every committed change (under the store lock, so
@@ -101,6 +107,8 @@ impl Store {
                 custom_types: Vec::new(),
                 builtins: registry::builtins(),
                 observer: None,
+                index: index::Index::default(),
+                cursors: HashMap::new(),
             }),
         }
     }
@@ -165,6 +173,8 @@ impl State {
         self.rv += 1;
         object["metadata"]["resourceVersion"] = Value::String(self.rv.to_string());
         let previous = self.objects.insert(key.clone(), object.clone());
+        self.index
+            .update(self.rv, &key, previous.as_ref(), Some(&object));
         let kind = if previous.is_some() {
             EventType::Modified
         } else {
@@ -178,6 +188,7 @@ impl State {
     pub fn remove(&mut self, key: &Key) -> Option<Value> {
         let mut object = self.objects.remove(key)?;
         self.rv += 1;
+        self.index.update(self.rv, key, Some(&object), None);
         let previous = object.clone();
         object["metadata"]["resourceVersion"] = Value::String(self.rv.to_string());
         self.record(
@@ -271,6 +282,11 @@ impl State {
     pub fn restore(&mut self, rv: u64, objects: Vec<(Key, Value)>) {
         self.objects = objects.into_iter().collect();
         self.rv = rv.max(self.rv);
+        self.index = index::Index::default();
+        self.cursors.clear();
+        for (key, object) in &self.objects {
+            self.index.update(self.rv, key, None, Some(object));
+        }
         self.history.clear();
         self.compacted = self.rv;
         self.custom_types = self
@@ -279,6 +295,50 @@ impl State {
             .filter(|(_, crd)| crd["metadata"]["deletionTimestamp"].is_null())
             .flat_map(|(_, crd)| registry::from_crd(crd))
             .collect();
+    }
+
+    /// Whether some object carries the uid `uid`.
+    pub fn has_uid(&self, uid: &str) -> bool {
+        self.index.has_uid(uid)
+    }
+
+    /// The keys of the objects naming `uid` among their owners, in key order.
+    pub fn dependents(&self, uid: &str) -> Vec<Key> {
+        self.index.dependents(uid).cloned().collect()
+    }
+
+    /// The keys of the objects with a `deletionTimestamp`, in key order.
+    pub fn terminating(&self) -> Vec<Key> {
+        self.index.terminating().cloned().collect()
+    }
+
+    /// The keys of every object in `namespace`, whatever its resource.
+    pub fn keys_in_namespace(&self, namespace: &str) -> Vec<Key> {
+        let resources: BTreeSet<(&str, &str)> = self.index.resources().collect();
+        resources
+            .into_iter()
+            .flat_map(|(group, resource)| self.list(group, resource, Some(namespace)))
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    /// The owned objects written, or whose owner went, since the last call: the only ones whose
+    /// owners can have all gone.
+    pub fn take_orphan_candidates(&mut self) -> BTreeSet<Key> {
+        self.index.take_orphan_candidates()
+    }
+
+    /// Whether an object of one of `resources` (group, plural) changed since controller `name`
+    /// last called this; the next call answers for the changes after this one.
+    pub fn changed_since_last_run(
+        &mut self,
+        name: &'static str,
+        resources: &[(&str, &str)],
+    ) -> bool {
+        let seen = self.cursors.insert(name, self.rv).unwrap_or(0);
+        resources
+            .iter()
+            .any(|(group, resource)| self.index.changed_since(group, resource, seen))
     }
 
     /// Forgets the whole event history: every older resourceVersion now gets 410 Gone.
@@ -315,6 +375,31 @@ mod tests {
         assert_eq!(s.events_since(2).map(|e| e.len()), Ok(2));
         assert_eq!(s.events_since(1).map(|e| e.len()), Err(3));
         assert_eq!(s.list("", "configmaps", Some("default")).len(), 1);
+    }
+
+    #[test]
+    fn controllers_hear_of_changes_to_what_they_read_once() {
+        let store = Store::new(100);
+        let mut s = store.lock();
+        let reads = [("", "configmaps")];
+        assert!(!s.changed_since_last_run("c", &reads), "nothing stored yet");
+        s.put(key("a"), json!({"metadata": {}}));
+        assert!(s.changed_since_last_run("c", &reads));
+        assert!(!s.changed_since_last_run("c", &reads));
+        assert!(
+            s.changed_since_last_run("other", &reads),
+            "each controller has its own cursor"
+        );
+        s.put(
+            Key {
+                resource: "secrets".into(),
+                ..key("s")
+            },
+            json!({"metadata": {}}),
+        );
+        assert!(!s.changed_since_last_run("c", &reads));
+        s.remove(&key("a"));
+        assert!(s.changed_since_last_run("c", &reads));
     }
 
     #[test]

@@ -257,12 +257,17 @@ pub fn patch(
         target.namespace.as_deref().unwrap_or_default(),
         name,
     );
-    let mut state = cluster.store.lock();
-    let live = state.get(&key).cloned();
     if content_type == "application/apply-patch+yaml" {
-        return server_side_apply(&mut state, target, &key, live, ctx, body);
+        let config = apply_config(target, ctx, body)?;
+        let mut state = cluster.store.lock();
+        let live = state.get(&key).cloned();
+        return server_side_apply(&mut state, target, &key, live, ctx, &config);
     }
-    let live = live.ok_or_else(|| ApiError::not_found(&target.subject()))?;
+    let mut state = cluster.store.lock();
+    let live = state
+        .get(&key)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(&target.subject()))?;
     let mut object = live.clone();
     match content_type {
         "application/merge-patch+json" => {
@@ -307,14 +312,9 @@ pub fn patch(
     Ok((200, stored))
 }
 
-fn server_side_apply(
-    state: &mut State,
-    target: &Target,
-    key: &Key,
-    live: Option<Value>,
-    ctx: &WriteContext,
-    body: &[u8],
-) -> Result<(u16, Value), ApiError> {
+/// The configuration an apply request sends, checked as far as it can be without the live
+/// object (done before taking the store's lock).
+fn apply_config(target: &Target, ctx: &WriteContext, body: &[u8]) -> Result<Value, ApiError> {
     if !ctx.explicit_manager {
         return Err(ApiError::bad_request(
             "PATCH, application/apply-patch+yaml: fieldManager is required for apply requests",
@@ -342,6 +342,18 @@ fn server_side_apply(
     {
         m.remove("status");
     }
+    Ok(config)
+}
+
+fn server_side_apply(
+    state: &mut State,
+    target: &Target,
+    key: &Key,
+    live: Option<Value>,
+    ctx: &WriteContext,
+    config: &Value,
+) -> Result<(u16, Value), ApiError> {
+    let name = target.name.as_deref().unwrap_or_default();
     let created = live.is_none();
     let base = match &live {
         Some(l) => l.clone(),
@@ -366,16 +378,16 @@ fn server_side_apply(
             ssa::conflict_causes(&conflicts),
         )
     };
-    let mut merged = match ssa::server_side_apply(&base, &config, &schema, &writer, ctx.force) {
+    let mut merged = match ssa::server_side_apply(&base, config, &schema, &writer, ctx.force) {
         Ok(merged) => merged,
         Err(conflicts)
             if ssa::upgrades_client_side_apply(&base, &conflicts, &schema, &ctx.manager) =>
         {
-            ssa::server_side_apply(&base, &config, &schema, &writer, true).map_err(conflict)?
+            ssa::server_side_apply(&base, config, &schema, &writer, true).map_err(conflict)?
         }
         Err(conflicts) => return Err(conflict(conflicts)),
     };
-    ssa::sync_last_applied(&mut merged, &config, &ctx.manager);
+    ssa::sync_last_applied(&mut merged, config, &ctx.manager);
     let stored = commit(
         state,
         target,
@@ -388,14 +400,33 @@ fn server_side_apply(
     Ok((if created { 201 } else { 200 }, stored))
 }
 
-/// Everything but what the server re-stamps, to detect no-op writes.
-fn content(object: &Value) -> Value {
-    let mut v = object.clone();
-    if let Some(m) = v["metadata"].as_object_mut() {
-        m.remove("managedFields");
-        m.remove("resourceVersion");
-    }
-    v
+/// Whether `a` and `b` are equal but for what the server re-stamps (`metadata.managedFields`
+/// and `metadata.resourceVersion`), to detect no-op writes without copying either.
+fn same_content(a: &Value, b: &Value) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a == b;
+    };
+    a.len() == b.len()
+        && a.iter()
+            .all(|(key, value)| match (key.as_str(), b.get(key)) {
+                ("metadata", Some(other)) => same_metadata(value, other),
+                (_, other) => other == Some(value),
+            })
+}
+
+fn same_metadata(a: &Value, b: &Value) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a == b;
+    };
+    let kept = |m: &'_ Map<String, Value>| {
+        m.iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "managedFields" | "resourceVersion"))
+            .count()
+    };
+    kept(a) == kept(b)
+        && a.iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "managedFields" | "resourceVersion"))
+            .all(|(k, v)| b.get(k) == Some(v))
 }
 
 /// The commit pipeline shared by every write; returns what was (or, for dry-run, would be) stored.
@@ -500,7 +531,7 @@ fn commit(
         ssa::record_update(live, &mut object, &schema_of(rt), &writer);
     }
     if let Some(live) = live
-        && content(live) == content(&object)
+        && same_content(live, &object)
         && ssa::ownership(live) == ssa::ownership(&object)
     {
         return Ok(live.clone());
@@ -517,4 +548,25 @@ fn commit(
         return Ok(state.remove(key).unwrap_or(object));
     }
     Ok(state.put(key.clone(), object))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_ignores_only_what_the_server_restamps() {
+        let live = json!({"metadata": {"name": "a", "resourceVersion": "5",
+            "managedFields": [{"manager": "x"}]}, "data": {"k": "v"}});
+        let restamped =
+            json!({"data": {"k": "v"}, "metadata": {"resourceVersion": "6", "name": "a"}});
+        assert!(same_content(&live, &restamped));
+        let relabelled =
+            json!({"metadata": {"name": "a", "labels": {"l": "1"}}, "data": {"k": "v"}});
+        assert!(!same_content(&live, &relabelled));
+        let changed = json!({"metadata": {"name": "a"}, "data": {"k": "w"}});
+        assert!(!same_content(&live, &changed));
+        let extra = json!({"metadata": {"name": "a"}, "data": {"k": "v"}, "status": {}});
+        assert!(!same_content(&live, &extra));
+    }
 }

@@ -2,69 +2,65 @@
 //! Foreground owners wait for their dependents, Orphan owners release them, and a terminating
 //! Namespace empties before it is removed.
 
-use std::collections::HashSet;
-
 use serde_json::{Value, json};
 
 use crate::lifecycle::{self, FOREGROUND, ORPHAN};
 use crate::meta;
 use crate::store::{Key, State};
 
-fn all(state: &State) -> Vec<(Key, Value)> {
-    state
-        .resource_types()
-        .filter(|t| t.version == "v1" || t.custom)
-        .flat_map(|t| {
-            state
-                .list(&t.group, &t.plural, None)
-                .into_iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect::<Vec<_>>()
-        })
-        .collect()
-}
-
 fn uid(object: &Value) -> &str {
     object["metadata"]["uid"].as_str().unwrap_or_default()
 }
 
-/// One pass of garbage collection and namespace finalization.
+/// One pass of garbage collection and namespace finalization. It looks only at terminating
+/// objects and at the owned objects written, or whose owner went, since the last pass.
 pub fn reconcile(state: &mut State) {
-    let objects = all(state);
-    let uids: HashSet<&str> = objects.iter().map(|(_, o)| uid(o)).collect();
-    for (key, object) in &objects {
-        let terminating = !object["metadata"]["deletionTimestamp"].is_null();
-        let dependents: Vec<&Key> = objects
-            .iter()
-            .filter(|(_, d)| terminating && lifecycle::owner_uids(d).contains(&uid(object)))
-            .map(|(k, _)| k)
-            .collect();
-        if terminating && lifecycle::has_finalizer(object, ORPHAN) {
-            for dep in &dependents {
-                if let Some(mut d) = state.get(dep).cloned() {
-                    if let Some(refs) = d["metadata"]["ownerReferences"].as_array_mut() {
-                        refs.retain(|r| r["uid"].as_str() != Some(uid(object)));
-                    }
-                    state.put((*dep).clone(), d);
+    let candidates = state.take_orphan_candidates();
+    for key in state.terminating() {
+        terminating(state, &key);
+    }
+    for key in candidates {
+        let Some(object) = state.get(&key) else {
+            continue;
+        };
+        let owners = lifecycle::owner_uids(object);
+        if object["metadata"]["deletionTimestamp"].is_null()
+            && !owners.is_empty()
+            && owners.iter().all(|o| !state.has_uid(o))
+        {
+            lifecycle::delete(state, &key);
+        }
+    }
+}
+
+/// Orphans or deletes the dependents of the terminating object at `key` as its finalizers ask,
+/// or empties it when it is a Namespace.
+fn terminating(state: &mut State, key: &Key) {
+    let Some(object) = state.get(key) else {
+        return;
+    };
+    let owner = uid(object).to_string();
+    let dependents = state.dependents(&owner);
+    if lifecycle::has_finalizer(object, ORPHAN) {
+        for dep in &dependents {
+            if let Some(mut d) = state.get(dep).cloned() {
+                if let Some(refs) = d["metadata"]["ownerReferences"].as_array_mut() {
+                    refs.retain(|r| r["uid"].as_str() != Some(owner.as_str()));
                 }
-            }
-            finish(state, key, ORPHAN);
-        } else if terminating && lifecycle::has_finalizer(object, FOREGROUND) {
-            if dependents.is_empty() {
-                finish(state, key, FOREGROUND);
-            } else {
-                for dep in dependents {
-                    lifecycle::delete(state, dep);
-                }
-            }
-        } else if terminating && key.resource == "namespaces" && key.group.is_empty() {
-            finalize_namespace(state, key, &objects);
-        } else if !terminating {
-            let owners = lifecycle::owner_uids(object);
-            if !owners.is_empty() && owners.iter().all(|o| !uids.contains(o)) {
-                lifecycle::delete(state, key);
+                state.put(dep.clone(), d);
             }
         }
+        finish(state, key, ORPHAN);
+    } else if lifecycle::has_finalizer(object, FOREGROUND) {
+        if dependents.is_empty() {
+            finish(state, key, FOREGROUND);
+        } else {
+            for dep in &dependents {
+                lifecycle::delete(state, dep);
+            }
+        }
+    } else if key.resource == "namespaces" && key.group.is_empty() {
+        finalize_namespace(state, key);
     }
 }
 
@@ -85,20 +81,15 @@ fn finish(state: &mut State, key: &Key, finalizer: &str) {
 /// objects in it (`kubectl delete -f`) finds them still there.
 const NAMESPACE_GRACE_SECONDS: i64 = 2;
 
-fn finalize_namespace(state: &mut State, key: &Key, objects: &[(Key, Value)]) {
-    let since = objects
-        .iter()
-        .find(|(k, _)| k == key)
-        .and_then(|(_, ns)| ns["metadata"]["deletionTimestamp"].as_str())
+fn finalize_namespace(state: &mut State, key: &Key) {
+    let since = state
+        .get(key)
+        .and_then(|ns| ns["metadata"]["deletionTimestamp"].as_str())
         .and_then(meta::parse_rfc3339);
     if since.is_some_and(|t| meta::now_secs() < t + NAMESPACE_GRACE_SECONDS) {
         return;
     }
-    let contents: Vec<&Key> = objects
-        .iter()
-        .map(|(k, _)| k)
-        .filter(|k| k.namespace == key.name)
-        .collect();
+    let contents = state.keys_in_namespace(&key.name);
     if contents.is_empty() {
         if let Some(mut ns) = state.get(key).cloned() {
             ns["spec"]["finalizers"] = json!([]);
@@ -109,7 +100,7 @@ fn finalize_namespace(state: &mut State, key: &Key, objects: &[(Key, Value)]) {
             }
         }
     } else {
-        for k in contents {
+        for k in &contents {
             lifecycle::delete(state, k);
         }
     }

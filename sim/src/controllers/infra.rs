@@ -10,7 +10,17 @@ use crate::store::{Key, State};
 /// The label tying an EndpointSlice to its Service.
 const SERVICE_NAME: &str = "kubernetes.io/service-name";
 
-fn each(state: &mut State, group: &str, resource: &str, step: impl Fn(&Value) -> Option<Value>) {
+/// Runs `step` on every non-terminating object of `group`/`resource`, saving what it returns;
+/// skipped when no such object changed since the last run (`step` reads only its object).
+fn each(
+    state: &mut State,
+    name: &'static str,
+    (group, resource): (&str, &str),
+    step: impl Fn(&Value) -> Option<Value>,
+) {
+    if !state.changed_since_last_run(name, &[(group, resource)]) {
+        return;
+    }
     let items: Vec<_> = state
         .list(group, resource, None)
         .into_iter()
@@ -24,9 +34,9 @@ fn each(state: &mut State, group: &str, resource: &str, step: impl Fn(&Value) ->
     }
 }
 
-/// One pass.
+/// One pass of each controller whose inputs changed since its last one.
 pub fn reconcile(state: &mut State) {
-    each(state, "", "persistentvolumeclaims", |pvc| {
+    each(state, "volumes", ("", "persistentvolumeclaims"), |pvc| {
         let mut next = pvc.clone();
         let storage = pvc["spec"]["resources"]["requests"]["storage"].clone();
         next["status"] = json!({"phase": "Bound", "accessModes": pvc["spec"]["accessModes"], "capacity": {"storage": storage}});
@@ -38,7 +48,7 @@ pub fn reconcile(state: &mut State) {
         }
         Some(next)
     });
-    each(state, "", "services", |svc| {
+    each(state, "load-balancers", ("", "services"), |svc| {
         let lb = svc["spec"]["type"] == "LoadBalancer";
         let mut next = svc.clone();
         next["status"] = if lb {
@@ -51,8 +61,8 @@ pub fn reconcile(state: &mut State) {
     endpoint_slices(state);
     each(
         state,
-        "apiextensions.k8s.io",
-        "customresourcedefinitions",
+        "crds",
+        ("apiextensions.k8s.io", "customresourcedefinitions"),
         |crd| {
             let mut next = crd.clone();
             next["status"] = json!({"acceptedNames": crd["spec"]["names"], "storedVersions":
@@ -112,6 +122,14 @@ fn endpoints_of(state: &State, svc: &Value, selector: &serde_json::Map<String, V
 /// Keeps one EndpointSlice per Service with a selector (named `<service>-<suffix>`, labelled
 /// with the service name, owned by the Service so it goes with it).
 fn endpoint_slices(state: &mut State) {
+    const READS: &[(&str, &str)] = &[
+        ("", "services"),
+        ("", "pods"),
+        ("discovery.k8s.io", "endpointslices"),
+    ];
+    if !state.changed_since_last_run("endpointslices", READS) {
+        return;
+    }
     let services: Vec<Value> = state
         .list("", "services", None)
         .into_iter()

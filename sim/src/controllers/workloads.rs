@@ -29,11 +29,18 @@ fn key(group: &str, resource: &str, namespace: &str, name: &str) -> Key {
     }
 }
 
-fn objects(state: &State, group: &str, resource: &str) -> Vec<(Key, Value)> {
+/// The objects of `group`/`resource` that are not terminating and pass `keep`, copied so the
+/// pass can write while it goes through them.
+fn objects(
+    state: &State,
+    group: &str,
+    resource: &str,
+    keep: impl Fn(&Value) -> bool,
+) -> Vec<(Key, Value)> {
     state
         .list(group, resource, None)
         .into_iter()
-        .filter(|(_, o)| o["metadata"]["deletionTimestamp"].is_null())
+        .filter(|(_, o)| o["metadata"]["deletionTimestamp"].is_null() && keep(o))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }
@@ -62,6 +69,8 @@ fn owner_ref(owner: &Value) -> Value {
         "uid": owner["metadata"]["uid"], "controller": true, "blockOwnerDeletion": true})
 }
 
+/// The objects of `group`/`resource` in `owner`'s namespace that name it among their owners, in
+/// key order (found through the store's dependents index).
 fn owned_by<'a>(
     state: &'a State,
     resource: &str,
@@ -69,16 +78,12 @@ fn owned_by<'a>(
     owner: &Value,
 ) -> Vec<(Key, &'a Value)> {
     let ns = owner["metadata"]["namespace"].as_str().unwrap_or_default();
-    let uid = &owner["metadata"]["uid"];
+    let uid = owner["metadata"]["uid"].as_str().unwrap_or_default();
     state
-        .list(group, resource, Some(ns))
+        .dependents(uid)
         .into_iter()
-        .filter(|(_, o)| {
-            o["metadata"]["ownerReferences"]
-                .as_array()
-                .is_some_and(|refs| refs.iter().any(|r| r["uid"] == *uid))
-        })
-        .map(|(k, v)| (k.clone(), v))
+        .filter(|k| k.group == group && k.resource == resource && k.namespace == ns)
+        .filter_map(|k| state.get(&k).map(|v| (k, v)))
         .collect()
 }
 
@@ -180,12 +185,26 @@ fn pod_counts(state: &State, owner: &Value) -> (usize, usize) {
     (pods.len(), pods.iter().filter(|(_, p)| is_ready(p)).count())
 }
 
-/// One pass over every workload kind.
+/// The resources the workload controllers read: a pass when none of them changed since the last
+/// one would change nothing.
+const READS: &[(&str, &str)] = &[
+    ("apps", "deployments"),
+    ("apps", "replicasets"),
+    ("apps", "statefulsets"),
+    ("apps", "daemonsets"),
+    ("batch", "jobs"),
+    ("", "pods"),
+];
+
+/// One pass over every workload kind (none when nothing they read changed since the last).
 pub fn reconcile(state: &mut State) {
-    for (k, d) in objects(state, "apps", "deployments") {
+    if !state.changed_since_last_run("workloads", READS) {
+        return;
+    }
+    for (k, d) in objects(state, "apps", "deployments", |_| true) {
         deployment(state, &k, &d);
     }
-    for (k, rs) in objects(state, "apps", "replicasets") {
+    for (k, rs) in objects(state, "apps", "replicasets", |_| true) {
         let hash = json!({"pod-template-hash": rs["metadata"]["labels"]["pod-template-hash"]});
         let name = rs["metadata"]["name"]
             .as_str()
@@ -199,7 +218,7 @@ pub fn reconcile(state: &mut State) {
             "availableReplicas": ready, "observedGeneration": rs["metadata"]["generation"]});
         set_status(state, &k, &rs, status);
     }
-    for (k, sts) in objects(state, "apps", "statefulsets") {
+    for (k, sts) in objects(state, "apps", "statefulsets", |_| true) {
         let name = sts["metadata"]["name"]
             .as_str()
             .unwrap_or_default()
@@ -218,7 +237,7 @@ pub fn reconcile(state: &mut State) {
             "updateRevision": revision, "collisionCount": 0, "observedGeneration": sts["metadata"]["generation"]});
         set_status(state, &k, &sts, status);
     }
-    for (k, ds) in objects(state, "apps", "daemonsets") {
+    for (k, ds) in objects(state, "apps", "daemonsets", |_| true) {
         let name = ds["metadata"]["name"]
             .as_str()
             .unwrap_or_default()
@@ -232,10 +251,13 @@ pub fn reconcile(state: &mut State) {
             "observedGeneration": ds["metadata"]["generation"]});
         set_status(state, &k, &ds, status);
     }
-    for (k, job) in objects(state, "batch", "jobs") {
+    for (k, job) in objects(state, "batch", "jobs", |_| true) {
         self::job(state, &k, &job);
     }
-    for (k, pod) in objects(state, "", "pods") {
+    // Only a Pod without a phase or still Pending has a next step.
+    let unsettled =
+        |p: &Value| matches!(p["status"]["phase"].as_str(), None | Some("" | "Pending"));
+    for (k, pod) in objects(state, "", "pods", unsettled) {
         self::pod(state, &k, &pod);
     }
 }
