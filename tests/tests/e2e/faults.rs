@@ -5,7 +5,8 @@
 //! error and a state that a re-run completes from.
 //!
 //! Watch streams closed mid-rollout and 410 Gone are covered by
-//! `watch_health::a_watch_outlives_closed_streams_and_expired_versions`.
+//! `watch_health::watch_outlives_410_gone_and_closed_streams` (a Deployment rolled out while every
+//! stream is closed and its history expired, again and again).
 
 use crate::support::{Cluster, TempDir, krt_bin, krt_in, resource};
 use futures::TryStreamExt;
