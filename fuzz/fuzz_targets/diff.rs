@@ -12,7 +12,11 @@ fuzz_target!(|data: &[u8]| {
     let (Ok(before), Ok(after)) = (object(&mut u), object(&mut u)) else {
         return;
     };
-    let after = if u.arbitrary().unwrap_or(false) { value(&mut u, 4).unwrap_or(after) } else { after };
+    let after = if u.arbitrary().unwrap_or(false) {
+        value(&mut u, 4).unwrap_or(after)
+    } else {
+        after
+    };
     let ignore: Vec<String> = u.arbitrary().unwrap_or_default();
     for v in [&before, &after] {
         let once = normalize(v);
@@ -20,8 +24,14 @@ fuzz_target!(|data: &[u8]| {
         let once = normalize_for_diff(v);
         assert_eq!(normalize_for_diff(&once), once);
         let same = diff(Some(v), Some(v), &ignore);
-        assert!(same.changes.is_empty() && same.unified.is_empty(), "{v} differs from itself: {same:?}");
-        assert!(drift(v, Some(v), &ignore).changes.is_empty(), "{v} drifts from itself");
+        assert!(
+            same.changes.is_empty() && same.unified.is_empty(),
+            "{v} differs from itself: {same:?}"
+        );
+        assert!(
+            drift(v, Some(v), &ignore).changes.is_empty(),
+            "{v} drifts from itself"
+        );
     }
     let _ = diff(Some(&before), Some(&after), &ignore);
     let _ = diff(None, Some(&after), &ignore);

@@ -10,7 +10,10 @@ fuzz_target!(|text: &str| {
     if let Ok(loaded) = manifest::parse("fuzz.yaml", text) {
         for l in loaded {
             if let Err(status) = Manifest::from_resource(&l.resource) {
-                panic!("accepted {} but the runtime refuses it: {}", l.resource.id, status.message);
+                panic!(
+                    "accepted {} but the runtime refuses it: {}",
+                    l.resource.id, status.message
+                );
             }
         }
     }

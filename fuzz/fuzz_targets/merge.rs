@@ -9,7 +9,8 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let mut u = arbitrary::Unstructured::new(data);
-    let (Ok(modified), Ok(current), Ok(original)) = (object(&mut u), object(&mut u), object(&mut u))
+    let (Ok(modified), Ok(current), Ok(original)) =
+        (object(&mut u), object(&mut u), object(&mut u))
     else {
         return;
     };
@@ -25,7 +26,11 @@ fuzz_target!(|data: &[u8]| {
     {
         let once = smp::apply(&current, &patch, schema)
             .unwrap_or_else(|e| panic!("patch {patch} does not apply: {e}"));
-        assert_eq!(smp::apply(&once, &patch, schema).as_ref(), Ok(&once), "patch {patch}");
+        assert_eq!(
+            smp::apply(&once, &patch, schema).as_ref(),
+            Ok(&once),
+            "patch {patch}"
+        );
     }
     if let Ok(patch) = json_merge::three_way(original.as_ref(), &modified, &current) {
         let mut once = current.clone();

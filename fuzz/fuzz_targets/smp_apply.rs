@@ -11,7 +11,11 @@ fuzz_target!(|data: &[u8]| {
     let (Ok(live), Ok(patch)) = (object(&mut u), value(&mut u, 6)) else {
         return;
     };
-    let patch = if patch.is_object() { same_identity(&live, patch) } else { patch };
+    let patch = if patch.is_object() {
+        same_identity(&live, patch)
+    } else {
+        patch
+    };
     let api_version = live["apiVersion"].as_str().unwrap_or_default();
     let kind = live["kind"].as_str().unwrap_or_default();
     if let Some(schema) = smp::schema_for(api_version, kind) {
