@@ -68,7 +68,8 @@ impl Manifest {
     ///
     /// # Errors
     /// `illegal-manifest` when the attributes are not an object or lack
-    /// `apiVersion`, `kind` or `metadata.name`; `invalid-argument` when the id is
+    /// `apiVersion`, `kind` or `metadata.name`, or a Secret's `data` holds a
+    /// value that is not base64 (which the API server refuses); `invalid-argument` when the id is
     /// malformed or disagrees with the manifest (naming both values).
     pub fn from_resource(resource: &Resource) -> Result<Manifest, Status> {
         let object = &resource.attributes;
@@ -122,6 +123,9 @@ impl Manifest {
             && in_id != in_manifest
         {
             return Err(mismatch("namespace", in_id, in_manifest));
+        }
+        if api_version == "v1" && kind == "Secret" {
+            check_secret_data(&resource.id, object)?;
         }
         let namespace = id.namespace.clone().or(manifest_ns);
         Ok(Manifest {
@@ -207,6 +211,32 @@ impl Manifest {
     }
 }
 
+/// Checks that every value of a Secret's `data` is a string of standard base64
+/// (line breaks ignored, as the API server decodes it) or `null`.
+fn check_secret_data(id: &str, object: &Value) -> Result<(), Status> {
+    use base64::Engine as _;
+    let Some(data) = object.get("data").and_then(Value::as_object) else {
+        return Ok(());
+    };
+    for (key, value) in data {
+        let problem = match value {
+            Value::Null => continue,
+            Value::String(text) => {
+                let text: String = text.chars().filter(|c| !matches!(c, '\r' | '\n')).collect();
+                match base64::engine::general_purpose::STANDARD.decode(text) {
+                    Ok(_) => continue,
+                    Err(e) => format!("is not valid base64 ({e}); put plain text in stringData"),
+                }
+            }
+            _ => "must be a base64 string".to_owned(),
+        };
+        return Err(errors::illegal_manifest(format!(
+            "resource '{id}': Secret data.{key} {problem}"
+        )));
+    }
+    Ok(())
+}
+
 /// The manifest as it is sent: server-set fields removed, the namespace set
 /// for namespaced kinds and removed for cluster-scoped ones.
 pub fn sanitize(object: &Value, namespace: Option<&str>) -> Value {
@@ -257,6 +287,28 @@ mod tests {
             plural: format!("{}s", kind.to_lowercase()),
             namespaced,
         }
+    }
+
+    #[test]
+    fn refuses_secret_data_that_is_not_base64() {
+        let secret = |data: Value| {
+            let attributes = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": data});
+            Manifest::from_resource(&resource("v1:Secret:s", attributes))
+        };
+        assert!(secret(json!({"a": "aGVs\nbG8=", "b": null, "c": ""})).is_ok());
+        let err = secret(json!({"ok": "eA==", "password": "not base64!"})).unwrap_err();
+        assert_eq!(err.code, StatusCode::IllegalManifest);
+        assert!(
+            err.message
+                .starts_with("resource 'v1:Secret:s': Secret data.password is not valid base64 ("),
+            "{}",
+            err.message
+        );
+        let err = secret(json!({"n": 5})).unwrap_err();
+        assert_eq!(
+            err.message,
+            "resource 'v1:Secret:s': Secret data.n must be a base64 string"
+        );
     }
 
     fn cm(ns: Option<&str>) -> Value {

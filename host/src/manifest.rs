@@ -14,6 +14,10 @@ use std::path::Path;
 /// comma-separated (Kusion specs use `dependsOn`).
 pub const DEPENDS_ON_ANNOTATION: &str = "krt.dev/depends-on";
 
+/// The largest request body the Kubernetes API server accepts (3 MiB); a
+/// bigger object can never be applied, so it is refused with the input checks.
+pub const MAX_OBJECT_BYTES: usize = 3 * 1024 * 1024;
+
 /// Input that cannot be used: every problem, each naming its file and document.
 #[derive(Debug, thiserror::Error)]
 #[error("{}", problems.join("\n"))]
@@ -99,12 +103,19 @@ pub fn load(path: &Path) -> Result<Vec<Loaded>, ManifestError> {
 /// as `apiVersion:kind[:namespace]:name`.
 ///
 /// # Errors
-/// Invalid YAML, a document that is not a mapping, a missing or non-string
-/// `apiVersion`/`kind`/`metadata.name`, a `type` other than `Kubernetes`, or
+/// Invalid YAML, no document at all, a document that is not a mapping, a
+/// `…List` whose `items` is not a list, a `metadata` that is not a mapping, a
+/// missing or non-string `apiVersion`/`kind`/`metadata.name`, an object larger
+/// than [`MAX_OBJECT_BYTES`], a `type` other than `Kubernetes`, or
 /// an ID whose segments disagree with its attributes; every problem is listed.
 pub fn parse(source: &str, text: &str) -> Result<Vec<Loaded>, ManifestError> {
     let docs: Vec<Value> = serde_saphyr::from_multiple(text)
         .map_err(|e| ManifestError::one(format!("'{source}' is not valid YAML: {e}")))?;
+    if docs.iter().all(Value::is_null) {
+        return Err(ManifestError::one(format!(
+            "'{source}' has no resources (it is empty or holds only comments)"
+        )));
+    }
     let mut problems = Vec::new();
     let mut loaded = Vec::new();
     for (index, doc) in docs.into_iter().enumerate() {
@@ -116,9 +127,11 @@ pub fn parse(source: &str, text: &str) -> Result<Vec<Loaded>, ManifestError> {
             spec_resources(&at, &doc, &mut loaded, &mut problems);
             continue;
         }
-        let items = match doc.get("kind").and_then(Value::as_str) {
-            Some(kind) if kind.ends_with("List") && doc.get("items").is_some() => {
-                doc["items"].as_array().cloned().unwrap_or_default()
+        let items = match (doc.get("kind").and_then(Value::as_str), doc.get("items")) {
+            (Some(kind), Some(Value::Array(items))) if kind.ends_with("List") => items.clone(),
+            (Some(kind), Some(_)) if kind.ends_with("List") => {
+                problems.push(format!("{at}: `items` of a {kind} must be a list"));
+                continue;
             }
             _ => vec![doc],
         };
@@ -219,9 +232,18 @@ fn check_object(object: &Value) -> Result<(), String> {
     };
     text(&object["apiVersion"], "apiVersion")?;
     text(&object["kind"], "kind")?;
+    if !object["metadata"].is_object() && !object["metadata"].is_null() {
+        return Err("metadata must be a mapping".into());
+    }
     text(&object["metadata"]["name"], "metadata.name")?;
     if !object["metadata"]["namespace"].is_null() {
         text(&object["metadata"]["namespace"], "metadata.namespace")?;
+    }
+    let size = serde_json::to_vec(object).map_or(usize::MAX, |json| json.len());
+    if size > MAX_OBJECT_BYTES {
+        return Err(format!(
+            "the object is too large: {size} bytes as JSON; the Kubernetes API server accepts at most {MAX_OBJECT_BYTES} bytes (3 MiB) per request"
+        ));
     }
     Ok(())
 }
@@ -291,6 +313,21 @@ mod tests {
             "bad.yaml: document 1: missing metadata.name\n\
              bad.yaml: document 2: not a mapping (a Kubernetes object was expected)\n\
              bad.yaml: document 3: missing apiVersion"
+        );
+    }
+
+    #[test]
+    fn rejects_empty_input_bad_lists_and_metadata() {
+        assert_eq!(
+            problems("# only a comment\n---\n"),
+            "'bad.yaml' has no resources (it is empty or holds only comments)"
+        );
+        assert_eq!(
+            problems(
+                "kind: List\nitems: {a: 1}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: 5\n"
+            ),
+            "bad.yaml: document 1: `items` of a List must be a list\n\
+             bad.yaml: document 2: metadata must be a mapping"
         );
     }
 

@@ -214,7 +214,8 @@ impl ApplyCommand {
             ),
         );
         if plan.failed() {
-            printer.error("the preview failed (see above); nothing was applied");
+            plan::print_failures(printer, stack, &plan);
+            printer.error("the preview failed; nothing was applied");
             printer.document(&Report::new(
                 "apply",
                 &global.stack,

@@ -78,7 +78,8 @@ impl Plan {
 
 /// Dry-runs every input resource, `concurrency` at a time. A resource that
 /// cannot be dry-run because a dependency is itself still to be created (its
-/// Namespace, its CRD) is predicted as a create.
+/// Namespace, the CRD of its kind) is predicted as a create; any other failed
+/// dry run fails the plan.
 pub async fn plan(
     runtime: &ComponentRuntime,
     stack: &Stack,
@@ -123,21 +124,44 @@ pub async fn plan(
         .collect()
         .await;
     for &i in &stack.order {
-        let waits_for_dependency = planned[i].status.as_ref().is_some_and(|s| {
-            s.is_error() && matches!(s.code, StatusCode::NotFound | StatusCode::KindNotInstalled)
-        }) && stack.deps[i]
-            .iter()
-            .any(|&d| planned[d].action == Some(Action::Create));
-        if waits_for_dependency {
+        let resource = &stack.resources[i];
+        let created = |d: usize| planned[d].action == Some(Action::Create);
+        let waits_for_namespace = || {
+            stack.deps[i].iter().any(|&d| {
+                created(d)
+                    && creates_namespace_of(
+                        &stack.resources[d],
+                        resource,
+                        dry.default_namespace.as_deref(),
+                    )
+            })
+        };
+        let waits_for_crd = || {
+            stack.deps[i]
+                .iter()
+                .any(|&d| created(d) && defines_kind_of(&stack.resources[d], resource))
+        };
+        let failure = planned[i].status.as_ref().filter(|s| s.is_error());
+        let waits = match failure.map(|s| s.code) {
+            Some(StatusCode::NotFound) if waits_for_namespace() => {
+                // The server cannot dry-run it yet: validate it in a namespace that exists.
+                match stand_in_failure(runtime, resource, dry).await {
+                    Some(status) => {
+                        planned[i].status = Some(status);
+                        false
+                    }
+                    None => true,
+                }
+            }
+            Some(StatusCode::KindNotInstalled) => waits_for_crd(),
+            _ => false,
+        };
+        if waits {
             // Not dry-runnable before its dependency exists: the plan itself is the prediction.
             planned[i] = Planned {
                 action: Some(Action::Create),
                 status: None,
-                diff: guest::diff::diff(
-                    None,
-                    Some(&stack.resources[i].attributes),
-                    &dry.ignore_paths,
-                ),
+                diff: guest::diff::diff(None, Some(&resource.attributes), &dry.ignore_paths),
             };
         }
     }
@@ -148,6 +172,92 @@ pub async fn plan(
         .cloned()
         .collect();
     Plan { planned, deletes }
+}
+
+/// The namespace a resource whose Namespace is still to be created is dry-run in,
+/// to validate it before anything is written.
+const STAND_IN_NAMESPACE: &str = "default";
+
+/// Dry-runs `resource` as if it were in [`STAND_IN_NAMESPACE`]: the failure, when
+/// it is the object's own fault (invalid, illegal, too large) and so would fail
+/// in its own namespace too.
+async fn stand_in_failure(
+    runtime: &ComponentRuntime,
+    resource: &Resource,
+    dry: &ApplyOptions,
+) -> Option<Status> {
+    let mut id = guest::id::ResourceId::parse(&resource.id).ok()?;
+    let namespace = id.namespace.replace(STAND_IN_NAMESPACE.to_owned());
+    let namespace = namespace.or_else(|| {
+        let ns = &resource.attributes["metadata"]["namespace"];
+        ns.as_str().map(str::to_owned)
+    });
+    let namespace = namespace.or_else(|| dry.default_namespace.clone());
+    let mut moved = resource.clone();
+    moved.id = id.to_string();
+    moved.attributes["metadata"]["namespace"] = STAND_IN_NAMESPACE.into();
+    let status = runtime.apply(None, Some(&moved), dry).await.status?;
+    let own_fault = matches!(
+        status.code,
+        StatusCode::Invalid
+            | StatusCode::IllegalManifest
+            | StatusCode::InvalidArgument
+            | StatusCode::BadRequest
+            | StatusCode::TooLarge
+    );
+    own_fault.then(|| Status {
+        message: format!(
+            "{} (dry run in namespace '{STAND_IN_NAMESPACE}', as '{}' is still to be created)",
+            status.message,
+            namespace.unwrap_or_default()
+        ),
+        ..status
+    })
+}
+
+/// Whether `dependency` is the Namespace `resource` is in (named by its ID, its
+/// manifest, or else `default_namespace`).
+fn creates_namespace_of(
+    dependency: &Resource,
+    resource: &Resource,
+    default_namespace: Option<&str>,
+) -> bool {
+    let Ok(manifest) = guest::target::Manifest::from_resource(resource) else {
+        return false;
+    };
+    let a = &dependency.attributes;
+    let namespace = manifest.namespace.as_deref().or(default_namespace);
+    a["apiVersion"] == "v1"
+        && a["kind"] == "Namespace"
+        && namespace.is_some_and(|ns| a["metadata"]["name"] == ns)
+}
+
+/// Whether `dependency` is the CustomResourceDefinition of `resource`'s kind.
+fn defines_kind_of(dependency: &Resource, resource: &Resource) -> bool {
+    let (a, r) = (&dependency.attributes, &resource.attributes);
+    let group = r["apiVersion"]
+        .as_str()
+        .and_then(|v| v.split_once('/'))
+        .map(|(group, _)| group);
+    a["kind"] == "CustomResourceDefinition"
+        && a["apiVersion"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("apiextensions.k8s.io/"))
+        && group.is_some_and(|g| a["spec"]["group"] == g)
+        && a["spec"]["names"]["kind"] == r["kind"]
+}
+
+/// Prints each failed dry run on stderr (`error: ID: Reason: message`), so the
+/// cause is there even when the preview went to stdout.
+pub fn print_failures(printer: &Printer, stack: &Stack, plan: &Plan) {
+    for &i in &stack.order {
+        if let Some(status) = plan.planned[i].status.as_ref().filter(|s| s.is_error()) {
+            printer.error(format!(
+                "{}: {}: {}",
+                stack.resources[i].id, status.reason, status.message
+            ));
+        }
+    }
 }
 
 fn mark(action: Option<Action>) -> String {

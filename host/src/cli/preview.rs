@@ -58,6 +58,7 @@ impl PreviewCommand {
             ),
         );
         let exit = if plan.failed() {
+            plan::print_failures(printer, &stack, &plan);
             ExitCode::Failure
         } else {
             ExitCode::Success

@@ -3,6 +3,7 @@
 
 mod apply_semantics;
 mod auth;
+mod bad_input;
 mod cli;
 mod cli_policy;
 mod cli_pty;
