@@ -281,19 +281,21 @@ impl Bench {
         let read = ReadOptions::default();
 
         let mut rows = Vec::new();
-        macro_rules! measure {
-            ($name:expr, $goal:expr, $rt:ident => $call:expr) => {{
+        // Times `$call` on `$b` (the baseline) and `$a`, interleaved; pushes a
+        // row to `$rows` and gives the ratio a / b of the medians.
+        macro_rules! versus {
+            ($rows:ident, $a:expr, $b:expr, $name:expr, $goal:expr, $rt:ident => $call:expr) => {{
                 let (mut c, mut n) = (Vec::new(), Vec::new());
                 for round in 0..ROUNDS + 20 {
                     let t = Instant::now();
                     let ok = {
-                        let $rt: &dyn Dyn = &component;
+                        let $rt: &dyn Dyn = $a;
                         $call.await
                     };
                     let tc = t.elapsed();
                     let t = Instant::now();
                     let ok2 = {
-                        let $rt: &dyn Dyn = &native;
+                        let $rt: &dyn Dyn = $b;
                         $call.await
                     };
                     let tn = t.elapsed();
@@ -305,16 +307,21 @@ impl Bench {
                 }
                 let (pc, pn) = (percentile(&mut c, 0.5), percentile(&mut n, 0.5));
                 let ratio = pc.as_secs_f64() / pn.as_secs_f64();
-                rows.push(vec![
+                $rows.push(vec![
                     $name.to_string(),
                     micros(pn),
                     micros(pc),
-                    micros(pc.saturating_sub(pn)),
+                    format!("{:+.1}", (pc.as_secs_f64() - pn.as_secs_f64()) * 1e6),
                     format!("{ratio:.3}"),
                     $goal.to_string(),
                 ]);
                 ratio
             }};
+        }
+        macro_rules! measure {
+            ($name:expr, $goal:expr, $rt:ident => $call:expr) => {
+                versus!(rows, &component, &native, $name, $goal, $rt => $call)
+            };
         }
         let apply_ratio = measure!(
             "apply, unchanged Deployment",
@@ -362,6 +369,52 @@ impl Bench {
             mib(ordinary),
             verdict(ordinary <= 4 << 20),
             mib(stats.peak_instance_memory_bytes),
+        );
+
+        // Levers, each against the default set-up above.
+        let mut levers = Vec::new();
+        let lever = |options: EngineOptions, source: ComponentSource| {
+            let kc = kc.clone();
+            async move {
+                ComponentRuntime::new(&source, kc, &options)
+                    .await
+                    .expect("the component loads")
+            }
+        };
+        let released = lever(
+            EngineOptions {
+                keep_resident_bytes: 0,
+                ..options.clone()
+            },
+            ComponentSource::Default,
+        )
+        .await;
+        versus!(levers, &released, &component,
+            "memory handed back to the kernel after each instance (keep_resident 0): instantiate + call",
+            "", rt => rt.empty_read());
+        versus!(levers, &released, &component,
+            "memory handed back to the kernel after each instance (keep_resident 0): read",
+            "", rt => rt.read_ok(&web, &read));
+        if let Some(path) = std::env::var_os("KRT_BENCH_GUEST") {
+            let label =
+                std::env::var("KRT_BENCH_GUEST_LABEL").unwrap_or_else(|_| "KRT_BENCH_GUEST".into());
+            let other = lever(options.clone(), ComponentSource::File(path.into())).await;
+            versus!(levers, &other, &component, format!("{label}: apply, unchanged Deployment"),
+                "", rt => rt.apply_ok(&web, &apply));
+            versus!(levers, &other, &component, format!("{label}: watch, 1 MiB ConfigMap"),
+                "", rt => rt.watch_ok(&big, &watch));
+        }
+        table(
+            "Levers: each variant against the default component runtime, interleaved",
+            &[
+                "variant and operation",
+                "default µs",
+                "variant µs",
+                "difference µs",
+                "variant / default",
+                "",
+            ],
+            &levers,
         );
     }
 
@@ -413,6 +466,50 @@ impl Bench {
                     format!("{:.2}", took.as_secs_f64() / krt.as_secs_f64()),
                 ]);
             }
+        }
+        // The simulator answers in well under a millisecond; a real API server
+        // is a network round trip away. The same 1,000 ConfigMaps with 5 ms
+        // added to every request:
+        let objects = configmaps(1000);
+        let dir = manifests(self.path(), "latency", &objects);
+        let dir = dir.to_str().unwrap();
+        let mut times = Vec::new();
+        for (tool, args) in [
+            ("krt apply", vec!["apply", "-f", dir, "--yes"]),
+            (
+                "krt apply --concurrency 32",
+                vec!["apply", "-f", dir, "--yes", "--concurrency", "32"],
+            ),
+            ("kubectl apply (client-side)", vec!["apply", "-f", dir]),
+            (
+                "kubectl apply --server-side",
+                vec!["apply", "--server-side", "-f", dir],
+            ),
+        ] {
+            let cluster = Cluster::start(self.path()).await;
+            cluster.sim.inject_fault(sim::Fault {
+                verb: None,
+                path: None,
+                times: usize::MAX,
+                action: sim::FaultAction::Latency { millis: 5 },
+            });
+            let (took, run) = if tool.starts_with("krt") {
+                self.krt(&cluster.kubeconfig, &args, &self.cache).await
+            } else {
+                self.kubectl(&cluster, &args).await
+            };
+            run.check(tool);
+            times.push((tool.to_string(), took));
+        }
+        let krt = times[0].1;
+        for (tool, took) in &times {
+            rows.push(vec![
+                "1,000 ConfigMaps, 5 ms API latency".into(),
+                tool.clone(),
+                secs(*took),
+                format!("{:.0}", 1000.0 / took.as_secs_f64()),
+                format!("{:.2}", took.as_secs_f64() / krt.as_secs_f64()),
+            ]);
         }
         table(
             "Throughput: each tool on a fresh simulator (krt waits for health; kubectl does not)",
@@ -491,6 +588,7 @@ impl Bench {
         let mut overheads = Vec::new();
         for (label, runs) in [("cold cache", 3), ("warm cache", 7)] {
             let (mut wall, mut first, mut api) = (Vec::new(), Vec::new(), Vec::new());
+            let mut requests = 0;
             for i in 0..runs {
                 let cache = if label == "cold cache" {
                     self.path().join(format!("cold-{i}"))
@@ -501,7 +599,8 @@ impl Bench {
                 let started = Instant::now();
                 let (took, run) = self.krt(&kubeconfig, &args, &cache).await;
                 run.check(label);
-                let (first_request, busy) = proxy.report(started);
+                let (first_request, busy, seen) = proxy.report(started);
+                requests = seen;
                 wall.push(took);
                 first.push(first_request);
                 api.push(busy);
@@ -520,6 +619,7 @@ impl Bench {
                 format!("{:.0}", f.as_secs_f64() * 1e3),
                 format!("{:.0}", a.as_secs_f64() * 1e3),
                 format!("{:.0}", w.saturating_sub(a).as_secs_f64() * 1e3),
+                requests.to_string(),
             ]);
         }
         let cold = rows[0][1].parse::<f64>().unwrap();
@@ -532,6 +632,7 @@ impl Bench {
                 "first request after ms",
                 "in API calls ms",
                 "outside API calls ms",
+                "API requests",
             ],
             &rows,
         );
@@ -791,10 +892,11 @@ impl Proxy {
         *self.log.lock().unwrap() = ProxyLog::default();
     }
 
-    /// The time from `started` to the first connection, and the time during
-    /// which at least one request was outstanding.
-    fn report(&self, started: Instant) -> (Duration, Duration) {
+    /// The time from `started` to the first connection, the time during
+    /// which at least one request was outstanding, and the requests seen.
+    fn report(&self, started: Instant) -> (Duration, Duration, usize) {
         let log = self.log.lock().unwrap();
+        let requests = log.spans.len();
         let first = log.first.map_or(Duration::ZERO, |f| f - started);
         let mut spans = log.spans.clone();
         spans.sort();
@@ -813,7 +915,7 @@ impl Proxy {
         if let Some((cs, ce)) = current {
             busy += ce - cs;
         }
-        (first, busy)
+        (first, busy, requests)
     }
 }
 

@@ -117,7 +117,7 @@ impl Walk<'_> {
         };
         if action == Action::Unchanged {
             // Adopt an unchanged object the state does not know yet.
-            self.state.put(resource).await;
+            self.state.put(resource);
             return report.took(started.elapsed());
         }
         self.progress.start(
@@ -128,7 +128,7 @@ impl Walk<'_> {
                 _ => "updating",
             },
         );
-        let prior = self.state.get(&resource.id).await;
+        let prior = self.state.get(&resource.id);
         let r = self
             .runtime
             .apply(prior.as_ref(), Some(resource), self.options)
@@ -138,7 +138,7 @@ impl Walk<'_> {
         }
         report.result = Outcome::of_action(r.action);
         report.diff = (!planned.diff.changes.is_empty()).then(|| (&planned.diff).into());
-        self.state.put(resource).await;
+        self.state.put(resource);
         let Some(request) = &self.watch else {
             return report.took(started.elapsed());
         };

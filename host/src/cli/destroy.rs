@@ -59,7 +59,7 @@ pub async fn delete_walk(
                     report.result = Outcome::Failed;
                     report.error = Some(ErrorReport::from(&status));
                 }
-                _ => state.remove(&resource.id).await,
+                _ => state.remove(&resource.id),
             }
             let report = report.took(started.elapsed());
             progress.finish(&report);

@@ -41,6 +41,7 @@ impl Cluster {
             limits,
             max_instances: 8,
             cache_dir: Some(cache_dir()),
+            ..EngineOptions::default()
         };
         ComponentRuntime::new(component, cluster, &options)
             .await
