@@ -27,7 +27,7 @@ pub struct DestroyCommand {
     #[arg(short = 'y', long)]
     pub yes: bool,
     /// Most resources deleted at once.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=32))]
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=32))]
     pub concurrency: u16,
 }
 
