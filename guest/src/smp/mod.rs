@@ -67,16 +67,6 @@ pub enum Error {
         /// The map holding it.
         field: String,
     },
-    /// A planned or prior object holds a directive key (`$patch`, `$retainKeys`,
-    /// `$setElementOrder/…`, `$deleteFromPrimitiveList/…`), which the patch
-    /// would carry to the server as a directive.
-    #[error("the {role} object holds patch directive key `{path}`; an object cannot contain it")]
-    DirectiveInObject {
-        /// `original` or `modified`.
-        role: &'static str,
-        /// The dotted path of the key.
-        path: String,
-    },
     /// A patch key that `$retainKeys` does not list: the patch would set a
     /// field it also clears.
     #[error("`$retainKeys` of `{field}` does not list patched key `{key}`")]
@@ -98,8 +88,7 @@ pub enum Error {
 ///
 /// # Errors
 ///
-/// [`Error::NotAnObject`] for non-object inputs; [`Error::DirectiveInObject`]
-/// when `original` or `modified` holds a directive key; [`Error::MissingMergeKey`]
+/// [`Error::NotAnObject`] for non-object inputs; [`Error::MissingMergeKey`]
 /// and [`Error::MixedList`] for merge lists that cannot be matched.
 pub fn three_way(
     original: Option<&Value>,
@@ -111,11 +100,6 @@ pub fn three_way(
     let current = as_object(current, "current")?;
     let empty = Map::new();
     let original = original.map_or(Ok(&empty), |o| as_object(o, "original"))?;
-    for (role, object) in [("original", original), ("modified", modified)] {
-        if let Some(path) = directive::find(object) {
-            return Err(Error::DirectiveInObject { role, path });
-        }
-    }
     let delta = diff::diff(current, modified, schema, diff::Mode::AddsAndChanges)?;
     let deletions = diff::diff(original, modified, schema, diff::Mode::Deletions)?;
     Ok(Value::Object(union::merge_patches(
