@@ -23,3 +23,20 @@ fn a_directive_in_a_plan_is_a_directive_as_in_kubectl() {
         "patch {patch}"
     );
 }
+
+/// Found by the `merge` fuzz target: a plan whose merge list (`status.conditions`)
+/// holds lists yielded a patch that the strategic merge then refused to apply. The
+/// three-way merge now refuses such a plan itself.
+#[test]
+fn a_merge_list_of_lists_is_refused_when_the_patch_is_computed() {
+    let schema = smp::schema_for("v1", "Pod").unwrap();
+    let live = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"}});
+    let plan = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+        "status": {"conditions": [[null, null], null]}});
+    assert_eq!(
+        smp::three_way(None, &plan, &live, schema),
+        Err(smp::Error::MixedList {
+            field: "conditions".into()
+        })
+    );
+}

@@ -102,12 +102,11 @@ pub fn three_way(
     let original = original.map_or(Ok(&empty), |o| as_object(o, "original"))?;
     let delta = diff::diff(current, modified, schema, diff::Mode::AddsAndChanges)?;
     let deletions = diff::diff(original, modified, schema, diff::Mode::Deletions)?;
-    Ok(Value::Object(union::merge_patches(
-        deletions,
-        delta,
-        schema,
-        Some(schema.root()),
-    )))
+    let patch = union::merge_patches(deletions, delta, schema, Some(schema.root()));
+    // A patch that cannot be applied to `current` (a plan whose merge list
+    // holds lists, say) is refused here, with the reason, rather than sent.
+    apply::merge_map(current.clone(), &patch, schema, Some(schema.root()), "")?;
+    Ok(Value::Object(patch))
 }
 
 /// M13: apply a strategic merge patch (including all directives) to `live`; directives never appear in the result.

@@ -516,6 +516,7 @@ fn commit(
             o.remove("status");
         }
     }
+    validation::check_types(rt, &object)?;
     defaults::apply(rt, &mut object, live);
     validation::check(rt, live, &object)?;
     if let Some(live) = live
