@@ -26,7 +26,9 @@ for target in $(cargo +nightly fuzz list); do
     # -rss_limit_mb catches runaway allocation; the corpus grows in fuzz/corpus/<target>.
     if ! cargo +nightly fuzz run -O -a "$target" -- \
         -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 >"$log" 2>&1; then
-        tail -n 40 "$log" >&2
+        # The panic message, then the end of the run (libFuzzer's report and reproduction line).
+        grep -m 5 -E 'panicked at|^(thread|patch|assertion)|ERROR: ' "$log" >&2 || true
+        tail -n 25 "$log" >&2
         echo "fuzz: $target failed; the input is in fuzz/artifacts/$target/" >&2
         exit 1
     fi
