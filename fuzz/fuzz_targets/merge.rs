@@ -4,7 +4,7 @@
 #![no_main]
 
 use guest::{json_merge, smp};
-use krt_fuzz::{holds_directive, object, same_identity};
+use krt_fuzz::{object, same_identity};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
         .arbitrary::<bool>()
         .unwrap_or(false)
         .then(|| same_identity(&modified, original));
-    if holds_directive(&modified) || original.as_ref().is_some_and(holds_directive) {
+    if smp::holds_directive(&modified) || original.as_ref().is_some_and(smp::holds_directive) {
         return;
     }
     let api_version = modified["apiVersion"].as_str().unwrap_or_default();

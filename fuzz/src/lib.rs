@@ -214,20 +214,3 @@ pub fn same_identity(like: &Value, mut object: Value) -> Value {
     object["metadata"]["name"] = like["metadata"]["name"].clone();
     object
 }
-
-/// Whether `value` holds a strategic-merge directive key anywhere: kubectl's
-/// three-way merge reads such a key in a plan as a directive (table M, M15), so
-/// a plan holding one is a patch in disguise, not a plain object.
-pub fn holds_directive(value: &Value) -> bool {
-    match value {
-        Value::Object(map) => map.iter().any(|(k, v)| {
-            k == "$patch"
-                || k == "$retainKeys"
-                || k.starts_with("$setElementOrder/")
-                || k.starts_with("$deleteFromPrimitiveList/")
-                || holds_directive(v)
-        }),
-        Value::Array(items) => items.iter().any(holds_directive),
-        _ => false,
-    }
-}

@@ -200,7 +200,7 @@ proptest! {
         let current = same_identity(&modified, current);
         // A directive key in a plan is a patch directive, as kubectl reads it
         // (table M, M15), not data: such plans are not plain objects.
-        prop_assume!(!holds_directive(&modified) && !original.as_ref().is_some_and(holds_directive));
+        prop_assume!(!smp::holds_directive(&modified) && !original.as_ref().is_some_and(smp::holds_directive));
         let api_version = modified["apiVersion"].as_str().unwrap_or_default();
         let kind = modified["kind"].as_str().unwrap_or_default();
         if let Some(schema) = smp::schema_for(api_version, kind)
@@ -218,20 +218,5 @@ proptest! {
             json_merge::apply(&mut twice, &patch);
             prop_assert_eq!(twice, once);
         }
-    }
-}
-
-/// Whether `value` holds a strategic-merge directive key anywhere.
-fn holds_directive(value: &Value) -> bool {
-    match value {
-        Value::Object(map) => map.iter().any(|(k, v)| {
-            k == "$patch"
-                || k == "$retainKeys"
-                || k.starts_with("$setElementOrder/")
-                || k.starts_with("$deleteFromPrimitiveList/")
-                || holds_directive(v)
-        }),
-        Value::Array(items) => items.iter().any(holds_directive),
-        _ => false,
     }
 }

@@ -18,6 +18,7 @@ mod value;
 use serde_json::{Map, Value};
 
 pub use builtin::{list_map_keys, list_merge_key, schema_for};
+pub use directive::holds_directive;
 pub use schema::{PatchMeta, Schema};
 
 /// Why a strategic merge patch cannot be built or applied. `field` names the
