@@ -2,7 +2,7 @@
 //! destroy; invalid stacks; failures that skip dependents; interrupted and
 //! concurrent runs; the JSON report; drift.
 
-use crate::support::{Cluster, Run, TempDir, krt_bin, krt_in, workspace};
+use crate::support::{Cluster, Run, TempDir, krt_in, krt_spawn, workspace};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -464,23 +464,18 @@ async fn concurrent_runs_are_refused_and_an_interrupted_apply_resumes() {
         );
     let file = dir.0.join("app.yaml");
     std::fs::write(&file, &stuck).unwrap();
-    let mut first = tokio::process::Command::new(krt_bin())
-        .args([
+    let mut first = krt_spawn(
+        &dir.0,
+        &[
             "--kubeconfig",
             cluster.kubeconfig.to_str().unwrap(),
             "apply",
             "-f",
             file.to_str().unwrap(),
-        ])
-        .current_dir(&dir.0)
-        .env("XDG_CACHE_HOME", crate::support::cache_dir())
-        .env_remove("KUBECONFIG")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+        ],
+        std::process::Stdio::null(),
+        std::process::Stdio::null(),
+    );
     let state_file = dir.0.join(".krt/state/default.json");
     eventually("the Deployment to be recorded", || {
         std::fs::read_to_string(&state_file)

@@ -8,7 +8,7 @@
 //! `watch_health::watch_outlives_410_gone_and_closed_streams` (a Deployment rolled out while every
 //! stream is closed and its history expired, again and again).
 
-use crate::support::{Cluster, TempDir, krt_bin, krt_in, resource};
+use crate::support::{Cluster, TempDir, client_for, krt_in, krt_spawn, resource};
 use futures::TryStreamExt;
 use host::Runtime;
 use host::model::{Action, ApplyMode, ApplyOptions, StatusCode};
@@ -298,16 +298,6 @@ async fn configmap_ids(client: &kube::Client, ns: &str) -> Vec<String> {
     ids
 }
 
-async fn client_for(sim: &Sim) -> kube::Client {
-    let config = kube::Config::from_custom_kubeconfig(
-        kube::config::Kubeconfig::from_yaml(&sim.kubeconfig_yaml()).unwrap(),
-        &Default::default(),
-    )
-    .await
-    .unwrap();
-    kube::Client::try_from(config).unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_api_server_lost_mid_run_stops_it_clearly_and_a_rerun_finishes() {
     let dir = TempDir::new("unreachable");
@@ -338,17 +328,12 @@ async fn an_api_server_lost_mid_run_stops_it_clearly_and_a_rerun_finishes() {
     ];
     // Output goes to files, so a run that hangs can still be diagnosed.
     let (out, err) = (dir.0.join("krt.out"), dir.0.join("krt.err"));
-    let mut child = tokio::process::Command::new(krt_bin())
-        .args(args)
-        .current_dir(&dir.0)
-        .env("XDG_CACHE_HOME", crate::support::cache_dir())
-        .env_remove("KUBECONFIG")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut child = krt_spawn(
+        &dir.0,
+        &args,
+        std::fs::File::create(&out).unwrap().into(),
+        std::fs::File::create(&err).unwrap().into(),
+    );
     let state_file = dir.0.join(".krt/state/default.json");
     let deadline = Instant::now() + Duration::from_secs(60);
     while !std::fs::read_to_string(&state_file).is_ok_and(|t| t.matches("cm-").count() >= 5) {
@@ -457,17 +442,13 @@ async fn sigkill_at_random_points_never_corrupts_the_state_and_a_rerun_converges
         let dir = TempDir::new("sigkill");
         let files = manifests(&dir.0, &ns, OBJECTS);
         let from = mark(&cluster.client, &ns).await;
-        let mut child = tokio::process::Command::new(krt_bin())
-            .args(apply(&files))
-            .current_dir(&dir.0)
-            .env("XDG_CACHE_HOME", crate::support::cache_dir())
-            .env_remove("KUBECONFIG")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
+        let args = apply(&files);
+        let mut child = krt_spawn(
+            &dir.0,
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+            std::process::Stdio::null(),
+            std::process::Stdio::null(),
+        );
         let delay = random.below(span.max(1));
         tokio::time::sleep(Duration::from_millis(delay)).await;
         child.start_kill().unwrap(); // SIGKILL

@@ -49,15 +49,7 @@ impl Cluster {
         let kubeconfig = dir.0.join("kubeconfig");
         sim.write_kubeconfig(&kubeconfig)
             .expect("kubeconfig written");
-        let mut config = kube::Config::from_custom_kubeconfig(
-            Kubeconfig::from_yaml(&sim.kubeconfig_yaml()).unwrap(),
-            &KubeConfigOptions::default(),
-        )
-        .await
-        .unwrap();
-        // As `host::connect` does: KubeCluster retries, kube-rs's layer must not stack on it.
-        config.default_retry = false;
-        let client = kube::Client::try_from(config).unwrap();
+        let client = client_for(&sim).await;
         Cluster {
             _sim: sim,
             client,
@@ -170,6 +162,19 @@ impl Cluster {
     }
 }
 
+/// A client for `sim`, checking the cluster independently of krt.
+pub async fn client_for(sim: &sim::Sim) -> kube::Client {
+    let mut config = kube::Config::from_custom_kubeconfig(
+        Kubeconfig::from_yaml(&sim.kubeconfig_yaml()).unwrap(),
+        &KubeConfigOptions::default(),
+    )
+    .await
+    .unwrap();
+    // As `host::connect` does: KubeCluster retries, kube-rs's layer must not stack on it.
+    config.default_retry = false;
+    kube::Client::try_from(config).unwrap()
+}
+
 /// The compiled-component cache shared by the tests (inside the target dir).
 pub fn cache_dir() -> PathBuf {
     target_dir().join("krt-test-cache")
@@ -254,6 +259,28 @@ pub async fn krt_env(dir: &Path, args: &[&str], env: &[(&str, &str)], input: Opt
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// Starts `krt` with `args` in `dir` without waiting for it (to kill or stop
+/// the cluster mid-run), stdin closed and no kubeconfig in the environment;
+/// dropping the child kills it.
+pub fn krt_spawn(
+    dir: &Path,
+    args: &[&str],
+    stdout: std::process::Stdio,
+    stderr: std::process::Stdio,
+) -> tokio::process::Child {
+    tokio::process::Command::new(krt_bin())
+        .args(args)
+        .current_dir(dir)
+        .env("XDG_CACHE_HOME", cache_dir())
+        .env_remove("KUBECONFIG")
+        .stdin(std::process::Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .kill_on_drop(true)
+        .spawn()
+        .expect("krt starts")
 }
 
 /// The workspace root.
