@@ -2,8 +2,8 @@
 //! object never differs or drifts from itself.
 #![no_main]
 
-use guest::diff::{diff, drift, overwritten};
-use guest::normalize::{normalize, normalize_for_diff};
+use krt_guest::diff::{diff, drift, overwritten};
+use krt_guest::normalize::{normalize, normalize_for_diff};
 use krt_fuzz::{object, value};
 use libfuzzer_sys::fuzz_target;
 

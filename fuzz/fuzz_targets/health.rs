@@ -1,7 +1,7 @@
 //! Health mapping: never panics on any JSON value or time.
 #![no_main]
 
-use guest::health::compute;
+use krt_guest::health::compute;
 use krt_fuzz::{object, value};
 use libfuzzer_sys::fuzz_target;
 

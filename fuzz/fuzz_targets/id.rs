@@ -1,7 +1,7 @@
 //! Resource ID parsing: never panics, and an ID that parses prints back unchanged.
 #![no_main]
 
-use guest::id::ResourceId;
+use krt_guest::id::ResourceId;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {

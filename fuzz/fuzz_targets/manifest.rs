@@ -1,9 +1,9 @@
-//! The host's input parsing (plain manifests and Kusion specs, YAML or JSON):
+//! The stack engine's input parsing (plain manifests and Kusion specs, YAML or JSON):
 //! never panics, and every resource it accepts passes the runtime's own ID check.
 #![no_main]
 
-use guest::target::Manifest;
-use krt_fuzz::manifest;
+use krt_guest::target::Manifest;
+use krt_stack::manifest;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {

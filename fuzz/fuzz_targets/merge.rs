@@ -3,7 +3,7 @@
 //! twice is the same as once.
 #![no_main]
 
-use guest::{json_merge, smp};
+use krt_guest::merge::{self, strategic};
 use krt_fuzz::{object, same_identity};
 use libfuzzer_sys::fuzz_target;
 
@@ -19,27 +19,27 @@ fuzz_target!(|data: &[u8]| {
         .arbitrary::<bool>()
         .unwrap_or(false)
         .then(|| same_identity(&modified, original));
-    if smp::holds_directive(&modified) || original.as_ref().is_some_and(smp::holds_directive) {
+    if strategic::holds_directive(&modified) || original.as_ref().is_some_and(strategic::holds_directive) {
         return;
     }
     let api_version = modified["apiVersion"].as_str().unwrap_or_default();
     let kind = modified["kind"].as_str().unwrap_or_default();
-    if let Some(schema) = smp::schema_for(api_version, kind)
-        && let Ok(patch) = smp::three_way(original.as_ref(), &modified, &current, schema)
+    if let Some(schema) = strategic::schema_for(api_version, kind)
+        && let Ok(patch) = strategic::three_way(original.as_ref(), &modified, &current, schema)
     {
-        let once = smp::apply(&current, &patch, schema)
+        let once = strategic::apply(&current, &patch, schema)
             .unwrap_or_else(|e| panic!("patch {patch} does not apply: {e}"));
         assert_eq!(
-            smp::apply(&once, &patch, schema).as_ref(),
+            strategic::apply(&once, &patch, schema).as_ref(),
             Ok(&once),
             "patch {patch}"
         );
     }
-    if let Ok(patch) = json_merge::three_way(original.as_ref(), &modified, &current) {
+    if let Ok(patch) = merge::json::three_way(original.as_ref(), &modified, &current) {
         let mut once = current.clone();
-        json_merge::apply(&mut once, &patch);
+        merge::json::apply(&mut once, &patch);
         let mut twice = once.clone();
-        json_merge::apply(&mut twice, &patch);
+        merge::json::apply(&mut twice, &patch);
         assert_eq!(twice, once, "patch {patch}");
     }
 });

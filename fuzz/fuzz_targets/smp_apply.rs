@@ -2,7 +2,7 @@
 //! never panics, whatever the live object and the patch hold.
 #![no_main]
 
-use guest::smp;
+use krt_guest::merge::strategic;
 use krt_fuzz::{object, same_identity, value};
 use libfuzzer_sys::fuzz_target;
 
@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let api_version = live["apiVersion"].as_str().unwrap_or_default();
     let kind = live["kind"].as_str().unwrap_or_default();
-    if let Some(schema) = smp::schema_for(api_version, kind) {
-        let _ = smp::apply(&live, &patch, schema);
+    if let Some(schema) = strategic::schema_for(api_version, kind) {
+        let _ = strategic::apply(&live, &patch, schema);
     }
 });

@@ -1,16 +1,9 @@
 //! Shared pieces of krt's fuzz targets: JSON values built from fuzz input, with
 //! keys mostly from a Kubernetes vocabulary so the code under test takes its
-//! interesting branches, and the host's manifest parser compiled on its own.
+//! interesting branches.
 
 use arbitrary::{Result, Unstructured};
 use serde_json::{Map, Value};
-
-/// The host's manifest parsing (`host/src/manifest.rs`), compiled here from the
-/// same source file: it needs only `guest`, `serde_json` and `serde-saphyr`, so
-/// the fuzz build does not pull in wasmtime.
-#[path = "../../host/src/manifest.rs"]
-#[allow(dead_code, reason = "only `parse` is fuzzed")]
-pub mod manifest;
 
 /// Keys of Kubernetes objects, patch directives, and the field names the
 /// normalisation, diff, merge and health code look at.

@@ -13,7 +13,7 @@ pub mod bindings {
         path: "../wit",
         world: "krt-guest",
         pub_export_macro: true,
-        default_bindings_module: "guest::component::bindings",
+        default_bindings_module: "krt_guest::component::bindings",
     });
 }
 
@@ -523,9 +523,8 @@ impl logic::Guest for Component {
         let original = optional_arg(original, "original")?;
         let modified = object_arg(&modified, "modified")?;
         let current = optional_arg(current, "current")?;
-        let patch =
-            crate::runtime::patch::three_way(original.as_ref(), &modified, current.as_ref())
-                .map_err(status_out)?;
+        let patch = crate::merge::three_way(original.as_ref(), &modified, current.as_ref())
+            .map_err(status_out)?;
         Ok(logic::Patch {
             type_: patch_type_out(patch.type_),
             body: patch.body.to_string(),

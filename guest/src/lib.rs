@@ -6,18 +6,17 @@
 //! feature, the thin glue in `component.rs` binds that trait to the WIT imports
 //! and exports the runtime; natively it is tested against fakes and linked by
 //! `sim` and `host`. Other components (e.g. `examples/org-rules`) enable only
-//! `bindings` and export their own wrapper with `guest::export!`.
+//! `bindings` and export their own wrapper with `krt_guest::export!`.
 
 pub mod cluster;
 pub mod diff;
 pub mod errors;
 pub mod health;
 pub mod id;
-pub mod json_merge;
+pub mod merge;
 pub mod model;
 pub mod normalize;
 pub mod runtime;
-pub mod smp;
 pub mod target;
 
 #[cfg(all(target_arch = "wasm32", feature = "bindings"))]
@@ -26,4 +25,4 @@ pub mod component;
 
 /// Lets the generated `export!` macro name this crate as `guest` from inside it too.
 #[cfg(all(target_arch = "wasm32", feature = "bindings"))]
-extern crate self as guest;
+extern crate self as krt_guest;

@@ -2,8 +2,8 @@
 //! lists the expected changes `[path, before, after]` in order, text the unified diff must
 //! contain, and text (Secret values) that must appear nowhere in the result.
 
-use guest::diff::diff;
-use guest::model::FieldChange;
+use krt_guest::diff::diff;
+use krt_guest::model::FieldChange;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -234,7 +234,7 @@ fn hostile_json_never_panics() {
             diff(Some(&before), Some(&before), &[]).changes.is_empty(),
             "{before}"
         );
-        let _ = guest::health::compute(&before, Some(i64::MAX));
-        let _ = guest::health::compute(&after, Some(i64::MIN));
+        let _ = krt_guest::health::compute(&before, Some(i64::MAX));
+        let _ = krt_guest::health::compute(&after, Some(i64::MIN));
     }
 }

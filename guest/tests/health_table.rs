@@ -1,8 +1,8 @@
 //! Table H of k8s-semantics §9.1 (kstatus `Compute` cases H1–H57) with the §9.1 adjustments,
 //! read from `fixtures/health_table.json`.
 
-use guest::health::compute;
-use guest::model::{Health, HealthState};
+use krt_guest::health::compute;
+use krt_guest::model::{Health, HealthState};
 use serde::Deserialize;
 use serde_json::Value;
 

@@ -3,11 +3,11 @@
 //! plan on every planned field and removes what the plan dropped; applying
 //! it twice changes nothing; once applied, nothing more is sent.
 
-use guest::{json_merge, smp};
+use krt_guest::merge::{self, strategic};
 use proptest::prelude::*;
 use proptest::sample::{select, subsequence};
 use serde_json::{Map, Value, json};
-use smp::{PatchMeta, Schema};
+use strategic::{PatchMeta, Schema};
 
 const NAMES: [&str; 4] = ["n0", "n1", "n2", "n3"];
 
@@ -155,12 +155,12 @@ fn dropped_are_gone(
 }
 
 fn smp_apply(live: &Value, patch: &Value) -> Value {
-    smp::apply(live, patch, &schema()).expect("apply")
+    strategic::apply(live, patch, &schema()).expect("apply")
 }
 
 fn merge_apply(live: &Value, patch: &Value) -> Value {
     let mut result = live.clone();
-    json_merge::apply(&mut result, patch);
+    merge::json::apply(&mut result, patch);
     result
 }
 
@@ -170,23 +170,23 @@ proptest! {
     #[test]
     fn smp_patch_yields_the_plan(prior in document(), plan in document(), live in document()) {
         let schema = schema();
-        let patch = smp::three_way(Some(&prior), &plan, &live, &schema).unwrap();
+        let patch = strategic::three_way(Some(&prior), &plan, &live, &schema).unwrap();
         let result = smp_apply(&live, &patch);
         covers(&result, &plan, "", true).map_err(|e| TestCaseError::fail(format!("{e}; patch {patch}, result {result}")))?;
         dropped_are_gone(&result, &prior, &plan, "", true).map_err(|e| TestCaseError::fail(format!("{e}; patch {patch}, result {result}")))?;
         prop_assert_eq!(smp_apply(&result, &patch), result.clone(), "applying twice, patch {}", patch);
-        prop_assert_eq!(smp::three_way(Some(&plan), &plan, &result, &schema).unwrap(), json!({}), "converged, result {}", result);
-        prop_assert_eq!(smp::three_way(Some(&plan), &plan, &plan, &schema).unwrap(), json!({}));
+        prop_assert_eq!(strategic::three_way(Some(&plan), &plan, &result, &schema).unwrap(), json!({}), "converged, result {}", result);
+        prop_assert_eq!(strategic::three_way(Some(&plan), &plan, &plan, &schema).unwrap(), json!({}));
     }
 
     #[test]
     fn json_merge_patch_yields_the_plan(prior in document(), plan in document(), live in document()) {
-        let patch = json_merge::three_way(Some(&prior), &plan, &live).unwrap();
+        let patch = merge::json::three_way(Some(&prior), &plan, &live).unwrap();
         let result = merge_apply(&live, &patch);
         covers(&result, &plan, "", false).map_err(|e| TestCaseError::fail(format!("{e}; patch {patch}, result {result}")))?;
         dropped_are_gone(&result, &prior, &plan, "", false).map_err(|e| TestCaseError::fail(format!("{e}; patch {patch}, result {result}")))?;
         prop_assert_eq!(merge_apply(&result, &patch), result.clone());
-        prop_assert_eq!(json_merge::three_way(Some(&plan), &plan, &result).unwrap(), json!({}));
-        prop_assert_eq!(json_merge::three_way(Some(&plan), &plan, &plan).unwrap(), json!({}));
+        prop_assert_eq!(merge::json::three_way(Some(&plan), &plan, &result).unwrap(), json!({}));
+        prop_assert_eq!(merge::json::three_way(Some(&plan), &plan, &plan).unwrap(), json!({}));
     }
 }

@@ -2,9 +2,9 @@
 //! `strategicpatch` and `jsonmergepatch` tests): every row's three-way patch
 //! and the live object after applying it.
 
-use guest::{json_merge, smp};
+use krt_guest::merge::{self, strategic};
 use serde_json::Value;
-use smp::{PatchMeta, Schema};
+use strategic::{PatchMeta, Schema};
 
 /// One row of `fixtures/table_m.json`.
 #[derive(serde::Deserialize)]
@@ -71,17 +71,17 @@ fn run(row: &Row, schema: &Schema) -> Result<(Value, Value), String> {
     let original = Some(&row.original).filter(|o| !o.is_null());
     match row.flavour {
         Flavour::Strategic => {
-            let patch = smp::three_way(original, &row.modified, &row.current, schema)
+            let patch = strategic::three_way(original, &row.modified, &row.current, schema)
                 .map_err(|e| format!("three_way: {e}"))?;
-            let result =
-                smp::apply(&row.current, &patch, schema).map_err(|e| format!("apply: {e}"))?;
+            let result = strategic::apply(&row.current, &patch, schema)
+                .map_err(|e| format!("apply: {e}"))?;
             Ok((patch, result))
         }
         Flavour::JsonMerge => {
-            let patch = json_merge::three_way(original, &row.modified, &row.current)
+            let patch = merge::json::three_way(original, &row.modified, &row.current)
                 .map_err(|e| format!("three_way: {e}"))?;
             let mut result = row.current.clone();
-            json_merge::apply(&mut result, &patch);
+            merge::json::apply(&mut result, &patch);
             Ok((patch, result))
         }
     }

@@ -5,9 +5,10 @@
 //! one twice is the same as once. (`merge_properties.rs` checks the merges'
 //! semantics on the structured Table M type.)
 
-use guest::id::ResourceId;
-use guest::normalize::{normalize, normalize_for_diff};
-use guest::{diff, health, json_merge, smp};
+use krt_guest::id::ResourceId;
+use krt_guest::merge::{self, strategic};
+use krt_guest::normalize::{normalize, normalize_for_diff};
+use krt_guest::{diff, health};
 use proptest::prelude::*;
 use proptest::sample::select;
 use serde_json::{Map, Value};
@@ -200,22 +201,22 @@ proptest! {
         let current = same_identity(&modified, current);
         // A directive key in a plan is a patch directive, as kubectl reads it
         // (table M, M15), not data: such plans are not plain objects.
-        prop_assume!(!smp::holds_directive(&modified) && !original.as_ref().is_some_and(smp::holds_directive));
+        prop_assume!(!strategic::holds_directive(&modified) && !original.as_ref().is_some_and(strategic::holds_directive));
         let api_version = modified["apiVersion"].as_str().unwrap_or_default();
         let kind = modified["kind"].as_str().unwrap_or_default();
-        if let Some(schema) = smp::schema_for(api_version, kind)
-            && let Ok(patch) = smp::three_way(original.as_ref(), &modified, &current, schema)
+        if let Some(schema) = strategic::schema_for(api_version, kind)
+            && let Ok(patch) = strategic::three_way(original.as_ref(), &modified, &current, schema)
         {
-            let once = smp::apply(&current, &patch, schema);
+            let once = strategic::apply(&current, &patch, schema);
             prop_assert!(once.is_ok(), "patch {} does not apply: {:?}", patch, once);
             let once = once.unwrap();
-            prop_assert_eq!(smp::apply(&once, &patch, schema), Ok(once.clone()), "patch {}", patch);
+            prop_assert_eq!(strategic::apply(&once, &patch, schema), Ok(once.clone()), "patch {}", patch);
         }
-        if let Ok(patch) = json_merge::three_way(original.as_ref(), &modified, &current) {
+        if let Ok(patch) = merge::json::three_way(original.as_ref(), &modified, &current) {
             let mut once = current.clone();
-            json_merge::apply(&mut once, &patch);
+            merge::json::apply(&mut once, &patch);
             let mut twice = once.clone();
-            json_merge::apply(&mut twice, &patch);
+            merge::json::apply(&mut twice, &patch);
             prop_assert_eq!(twice, once);
         }
     }

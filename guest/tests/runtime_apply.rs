@@ -4,11 +4,11 @@
 #[allow(dead_code, reason = "each test binary uses part of the shared support")]
 mod support;
 
-use guest::model::{
+use krt_guest::model::{
     Action, ApiError, ApplyMode, ApplyOptions, ApplyResponse, PatchType, PropagationPolicy,
     Resource, StatusCode,
 };
-use guest::runtime;
+use krt_guest::runtime;
 use serde_json::{Value, json};
 use support::{
     FakeCluster, FakeHost, Request, Verb, configmap, deployment, field_conflict, resource,
@@ -217,7 +217,7 @@ fn dry_run_failures_are_the_resources_error() {
     );
     c.clear_log();
     let mut invalid = ApiError::api(422, "Invalid", "Deployment.apps \"web\" is invalid");
-    invalid.causes = vec![guest::model::Cause {
+    invalid.causes = vec![krt_guest::model::Cause {
         field: "spec.replicas".into(),
         reason: "FieldValueInvalid".into(),
         message: "must be greater than or equal to 0".into(),
@@ -550,23 +550,27 @@ fn unknown_kinds_name_the_missing_crd() {
 /// A host whose second sleep is when the CRD of `Gadget` becomes served.
 struct CrdArrives<'a>(&'a FakeCluster, FakeHost);
 
-impl guest::cluster::HostServices for CrdArrives<'_> {
-    fn log(&self, level: guest::model::LogLevel, message: &str, fields: &[(&str, &str)]) {
+impl krt_guest::cluster::HostServices for CrdArrives<'_> {
+    fn log(&self, level: krt_guest::model::LogLevel, message: &str, fields: &[(&str, &str)]) {
         self.1.log(level, message, fields);
     }
-    fn progress(&self, event: &guest::model::Progress) {
+    fn progress(&self, event: &krt_guest::model::Progress) {
         self.1.progress(event);
     }
     fn sleep(&self, ms: u32) {
         self.1.sleep(ms);
         if self.1.slept.borrow().len() == 2 {
-            self.0.0.borrow_mut().kinds.push(guest::model::ApiResource {
-                group: "example.org".into(),
-                version: "v2".into(),
-                kind: "Gadget".into(),
-                plural: "gadgets".into(),
-                namespaced: true,
-            });
+            self.0
+                .0
+                .borrow_mut()
+                .kinds
+                .push(krt_guest::model::ApiResource {
+                    group: "example.org".into(),
+                    version: "v2".into(),
+                    kind: "Gadget".into(),
+                    plural: "gadgets".into(),
+                    namespaced: true,
+                });
         }
     }
 }

@@ -3,10 +3,10 @@
 #[allow(dead_code, reason = "each test binary uses part of the shared support")]
 mod support;
 
-use guest::model::{
+use krt_guest::model::{
     ApiError, DeleteRequest, PropagationPolicy, ReadOptions, StatusCode, StatusKind,
 };
-use guest::runtime;
+use krt_guest::runtime;
 use serde_json::json;
 use support::{FakeCluster, FakeHost, Request, Verb, configmap, resource};
 

@@ -3,8 +3,8 @@
 #[allow(dead_code, reason = "each test binary uses part of the shared support")]
 mod support;
 
-use guest::model::{ApiError, EventType, HealthState, StatusCode, WatchEvent, WatchRequest};
-use guest::runtime;
+use krt_guest::model::{ApiError, EventType, HealthState, StatusCode, WatchEvent, WatchRequest};
+use krt_guest::runtime;
 use serde_json::{Value, json};
 use support::{FakeCluster, FakeHost, Request, resource};
 
@@ -25,7 +25,7 @@ fn pod(ready: bool, waiting: Option<&str>) -> Value {
     })
 }
 
-fn plan() -> guest::model::Resource {
+fn plan() -> krt_guest::model::Resource {
     resource(
         "v1:Pod:web:p",
         json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "web"}}),
@@ -153,7 +153,7 @@ fn gone_and_closed_streams_are_rewatched() {
         "too old resource version",
     ))]);
     let mut closed = ApiError::api(0, "", "stream closed");
-    closed.source = guest::model::ErrorSource::Transport;
+    closed.source = krt_guest::model::ErrorSource::Transport;
     c.script_watch(vec![Err(closed)]);
     c.script_watch(vec![modified(pod(true, None))]);
     let r = runtime::watch(

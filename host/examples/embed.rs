@@ -6,8 +6,8 @@
 //! KUBECONFIG=~/.kube/config cargo run -p host --example embed -- --real
 //! ```
 
-use host::model::{ApplyOptions, Resource, WatchRequest};
-use host::{ComponentRuntime, ComponentSource, EngineOptions, KubeCluster, Runtime};
+use krt_host::model::{ApplyOptions, Resource, WatchRequest};
+use krt_host::{ComponentRuntime, ComponentSource, EngineOptions, KubeCluster, Runtime};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -17,7 +17,7 @@ async fn main() -> anyhow::Result<()> {
     let (client, _sim) = if std::env::args().any(|a| a == "--real") {
         (kube::Client::try_default().await?, None)
     } else {
-        let sim = sim::Sim::start().await?;
+        let sim = krt_sim::Sim::start().await?;
         let kubeconfig = kube::config::Kubeconfig::from_yaml(&sim.kubeconfig_yaml())?;
         let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
         (kube::Client::try_from(config)?, Some(sim))

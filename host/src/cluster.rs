@@ -3,7 +3,7 @@
 //! `kubernetes` imports. Objects stay JSON text end to end.
 
 use futures::{Stream, StreamExt};
-use guest::model::{
+use krt_guest::model::{
     ApiError, ApiResource, Cause, CreateOptions, DeleteOptions, ErrorSource, EventType,
     ListOptions, PatchOptions, PatchType, PropagationPolicy, WatchOptions,
 };

@@ -14,7 +14,7 @@ pub enum ClusterChoice {
     /// `~/.kube/config`, in-cluster service account), else the embedded simulator.
     #[default]
     Auto,
-    /// Always the embedded simulator.
+    /// Always the embedded simulator (needs the `sim` feature).
     Sim,
     /// Always a kubeconfig; fail when there is none.
     Kubeconfig,
@@ -40,11 +40,13 @@ pub struct Connected {
     /// The cluster client.
     pub cluster: Arc<KubeCluster>,
     /// The embedded simulator, when one was started; keep it alive while in use.
-    pub sim: Option<sim::Sim>,
+    #[cfg(feature = "sim")]
+    pub sim: Option<krt_sim::Sim>,
     /// One line saying which cluster this is, for the user.
     pub description: String,
 }
 
+#[cfg(feature = "sim")]
 fn has_kubeconfig(options: &ConnectOptions) -> bool {
     options.kubeconfig.is_some()
         || std::env::var_os("KUBECONFIG").is_some_and(|v| !v.is_empty())
@@ -58,30 +60,30 @@ fn has_kubeconfig(options: &ConnectOptions) -> bool {
 ///
 /// # Errors
 /// A missing, unreadable or invalid kubeconfig (the message names the file), an
-/// unknown context, or a simulator that cannot start.
+/// unknown context, or a simulator that cannot start. Without the `sim`
+/// feature, no kubeconfig is [`Error::NoCluster`] and `Sim` is ignored.
 pub async fn connect(options: &ConnectOptions) -> Result<Connected, Error> {
-    let use_sim = match options.choice {
-        ClusterChoice::Sim => true,
-        ClusterChoice::Kubeconfig => false,
-        ClusterChoice::Auto => !has_kubeconfig(options),
-    };
-    if use_sim {
-        return start_sim(options).await;
+    #[cfg(feature = "sim")]
+    {
+        let use_sim = match options.choice {
+            ClusterChoice::Sim => true,
+            ClusterChoice::Kubeconfig => false,
+            ClusterChoice::Auto => !has_kubeconfig(options),
+        };
+        if use_sim {
+            return start_sim(options).await;
+        }
     }
     let kube_options = KubeConfigOptions {
         context: options.context.clone(),
         ..Default::default()
     };
     let (config, source) = if let Some(path) = &options.kubeconfig {
-        let kubeconfig = Kubeconfig::read_from(path).map_err(|e| {
-            Error::Cluster(format!(
-                "failed to read kubeconfig '{}': {e}",
-                path.display()
-            ))
-        })?;
+        let what = format!("'{}'", path.display());
+        let kubeconfig = Kubeconfig::read_from(path).map_err(kubeconfig_error(&what))?;
         let config = kube::Config::from_custom_kubeconfig(kubeconfig, &kube_options)
             .await
-            .map_err(|e| Error::Cluster(format!("kubeconfig '{}': {e}", path.display())))?;
+            .map_err(kubeconfig_error(&what))?;
         (config, path.display().to_string())
     } else if std::env::var_os("KUBECONFIG").is_some()
         || std::env::var_os("HOME").is_some_and(|h| PathBuf::from(h).join(".kube/config").exists())
@@ -89,14 +91,10 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connected, Error> {
         let source = std::env::var("KUBECONFIG").unwrap_or_else(|_| "~/.kube/config".into());
         let config = kube::Config::from_kubeconfig(&kube_options)
             .await
-            .map_err(|e| Error::Cluster(format!("kubeconfig '{source}': {e}")))?;
+            .map_err(kubeconfig_error(&format!("'{source}'")))?;
         (config, source)
     } else {
-        let config = kube::Config::incluster().map_err(|e| {
-            Error::Cluster(format!(
-                "no kubeconfig found (--kubeconfig, KUBECONFIG, ~/.kube/config) and not in a pod: {e}"
-            ))
-        })?;
+        let config = kube::Config::incluster().map_err(Error::NoCluster)?;
         (config, "in-cluster service account".to_string())
     };
     let namespace = options
@@ -108,32 +106,43 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connected, Error> {
     // retry layer would stack on top of it.
     config.default_retry = false;
     let url = config.cluster_url.to_string();
-    let client = kube::Client::try_from(config)
-        .map_err(|e| Error::Cluster(format!("cannot build a client for {url}: {e}")))?;
+    let client = kube::Client::try_from(config).map_err(|source| Error::Client {
+        url: url.clone(),
+        source,
+    })?;
     Ok(Connected {
         cluster: Arc::new(KubeCluster::new(client, namespace).with_server(url.clone())),
+        #[cfg(feature = "sim")]
         sim: None,
         description: format!("cluster {url} (from {source})"),
     })
 }
 
+/// An error of the kubeconfig `what`.
+fn kubeconfig_error(what: &str) -> impl FnOnce(kube::config::KubeconfigError) -> Error {
+    let what = what.to_owned();
+    move |source| Error::Kubeconfig { what, source }
+}
+
+#[cfg(feature = "sim")]
 async fn start_sim(options: &ConnectOptions) -> Result<Connected, Error> {
-    let config = sim::SimConfig {
+    let config = krt_sim::SimConfig {
         state_file: options.sim_state.clone(),
-        ..sim::SimConfig::default()
+        ..krt_sim::SimConfig::default()
     };
-    let sim = sim::Sim::start_with(config)
-        .await
-        .map_err(|e| Error::Cluster(format!("cannot start the embedded cluster: {e}")))?;
-    let kubeconfig = Kubeconfig::from_yaml(&sim.kubeconfig_yaml())
-        .map_err(|e| Error::Cluster(format!("embedded cluster kubeconfig: {e}")))?;
+    let sim = krt_sim::Sim::start_with(config).await.map_err(Error::Sim)?;
+    let what = "of the embedded cluster";
+    let kubeconfig =
+        Kubeconfig::from_yaml(&sim.kubeconfig_yaml()).map_err(kubeconfig_error(what))?;
     let mut config =
         kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
             .await
-            .map_err(|e| Error::Cluster(format!("embedded cluster kubeconfig: {e}")))?;
+            .map_err(kubeconfig_error(what))?;
     config.default_retry = false;
-    let client = kube::Client::try_from(config)
-        .map_err(|e| Error::Cluster(format!("embedded cluster client: {e}")))?;
+    let client = kube::Client::try_from(config).map_err(|source| Error::Client {
+        url: sim.url().to_owned(),
+        source,
+    })?;
     let namespace = options
         .namespace
         .clone()

@@ -1,8 +1,10 @@
 //! Conversions between the generated WIT types and the guest library's model
 //! types, which the host uses as its Rust API.
 
-use crate::bindings::{host_services as hs, kubernetes as k, runtime as rt, types as t};
-use guest::model as m;
+use crate::bindings::{
+    host_services as hs, kubernetes as k, logic as l, runtime as rt, types as t,
+};
+use krt_guest::model as m;
 
 pub(crate) fn cause_to_wit(c: m::Cause) -> t::Cause {
     t::Cause {
@@ -223,5 +225,20 @@ pub(crate) fn delete_request_to_wit(o: &m::DeleteRequest) -> rt::DeleteOptions {
         dry_run: o.dry_run,
         propagation_policy: o.propagation_policy.map(propagation_to_wit),
         default_namespace: o.default_namespace.clone(),
+    }
+}
+
+pub(crate) fn diff_from_wit(d: l::ObjectDiff) -> m::ObjectDiff {
+    m::ObjectDiff {
+        changes: d
+            .changes
+            .into_iter()
+            .map(|c| m::FieldChange {
+                path: c.path,
+                before: c.before,
+                after: c.after,
+            })
+            .collect(),
+        unified: d.unified,
     }
 }

@@ -133,12 +133,13 @@ pub fn build_engine_and_cache(options: &EngineOptions) -> Result<(Engine, Option
                 std::thread::sleep(EPOCH_TICK);
             }
         })
-        .map_err(|e| Error::Engine(e.to_string()))?;
+        .map_err(|e| Error::Engine(e.into()))?;
     Ok((engine, cache))
 }
 
 /// Compiles `source` (off the async executor), checks its imports and
-/// exports, and links it against krt's imports. A component that imports
+/// exports, and links it against krt's imports; returns it with its name for
+/// messages. A component that imports
 /// anything krt does not provide (sockets, filesystem, HTTP, an unknown
 /// interface) or was built against an incompatible `kusion:runtime` version is
 /// refused before linking, with a message naming the import or both versions.
@@ -149,16 +150,33 @@ pub fn build_engine_and_cache(options: &EngineOptions) -> Result<(Engine, Option
 pub async fn load_component(
     engine: &Engine,
     source: &ComponentSource,
-) -> Result<KubernetesRuntimePre<HostState>, Error> {
+) -> Result<(KubernetesRuntimePre<HostState>, String), Error> {
+    let (component, name) = compile(engine, source).await?;
+    check_world(engine, &component, &name)?;
+    let mut linker = Linker::new(engine);
+    crate::imports::add_to_linker(&mut linker).map_err(Error::engine)?;
+    let mismatch = |source: wasmtime::Error| Error::WorldMismatch {
+        name: name.clone(),
+        world: "kubernetes-runtime",
+        source: source.into(),
+    };
+    let pre = linker.instantiate_pre(&component).map_err(mismatch)?;
+    let pre = KubernetesRuntimePre::new(pre).map_err(mismatch)?;
+    Ok((pre, name))
+}
+
+/// Reads and compiles `source` off the async executor; the component's name
+/// for messages comes with it.
+async fn compile(engine: &Engine, source: &ComponentSource) -> Result<(Component, String), Error> {
     let bytes: Arc<[u8]> = match source {
         ComponentSource::Default => Arc::from(DEFAULT_COMPONENT),
         ComponentSource::Bytes(b) => b.clone(),
-        ComponentSource::File(path) => Arc::from(std::fs::read(path).map_err(|e| {
-            Error::Component(format!(
-                "failed to read component '{}': {e}",
-                path.display()
-            ))
-        })?),
+        ComponentSource::File(path) => {
+            Arc::from(std::fs::read(path).map_err(|source| Error::ReadComponent {
+                path: path.clone(),
+                source,
+            })?)
+        }
     };
     let name = match source {
         ComponentSource::File(path) => format!("component '{}'", path.display()),
@@ -166,23 +184,17 @@ pub async fn load_component(
         ComponentSource::Bytes(_) => "the component".to_string(),
     };
     let compile_engine = engine.clone();
-    let component = tokio::task::spawn_blocking(move || Component::new(&compile_engine, &bytes))
+    let compiled = tokio::task::spawn_blocking(move || Component::new(&compile_engine, &bytes))
         .await
-        .map_err(|e| Error::Component(format!("compiling {name} panicked: {e}")))?
-        .map_err(|e| Error::Component(format!("{name} is not a valid component: {e:#}")))?;
-    check_world(engine, &component, &name)?;
-    let mut linker = Linker::new(engine);
-    crate::imports::add_to_linker(&mut linker).map_err(Error::engine)?;
-    let pre = linker.instantiate_pre(&component).map_err(|e| {
-        Error::Component(format!(
-            "{name} does not fit krt's `kusion:runtime/kubernetes-runtime@{WIT_VERSION}` world: {e:#}"
-        ))
-    })?;
-    KubernetesRuntimePre::new(pre).map_err(|e| {
-        Error::Component(format!(
-            "{name} does not export `kusion:runtime/runtime@{WIT_VERSION}` as krt expects: {e:#}"
-        ))
-    })
+        .map_err(|e| Error::InvalidComponent {
+            name: name.clone(),
+            source: e.into(),
+        })?
+        .map_err(|e| Error::InvalidComponent {
+            name: name.clone(),
+            source: e.into(),
+        })?;
+    Ok((compiled, name))
 }
 
 /// Checks a component's imports against the allow-list and its
@@ -195,22 +207,19 @@ fn check_world(engine: &Engine, component: &Component, name: &str) -> Result<(),
         if let Some(iface) = path.strip_prefix("kusion:runtime/") {
             check_version(name, version)?;
             if !KRT_IMPORTS.contains(&iface) {
-                refused.push(format!("`{import}`"));
+                refused.push(import.to_owned());
             }
         } else if !(crate::imports::ALLOWED_WASI.contains(&path)
             && version.is_none_or(|v| compatible(v, "0.2.0")))
         {
-            refused.push(format!("`{import}`"));
+            refused.push(import.to_owned());
         }
     }
     if !refused.is_empty() {
-        return Err(Error::Component(format!(
-            "{name} imports {}, which krt does not provide: a guest may import only \
-             `kusion:runtime/{{kubernetes,host,types}}@{WIT_VERSION}`, WASI 0.2 clocks and random, \
-             and the `wasi:cli` stdio and `wasi:io` interfaces a std Rust guest needs \
-             (no filesystem, sockets, HTTP, environment or arguments)",
-            refused.join(", ")
-        )));
+        return Err(Error::RefusedImports {
+            name: name.to_owned(),
+            imports: refused,
+        });
     }
     let mut exports_runtime = false;
     for (export, _) in ty.exports(engine) {
@@ -221,9 +230,9 @@ fn check_world(engine: &Engine, component: &Component, name: &str) -> Result<(),
         }
     }
     if !exports_runtime {
-        return Err(Error::Component(format!(
-            "{name} does not export `kusion:runtime/runtime@{WIT_VERSION}`: it is not a Kubernetes runtime component"
-        )));
+        return Err(Error::NotARuntime {
+            name: name.to_owned(),
+        });
     }
     Ok(())
 }
@@ -241,11 +250,10 @@ fn check_version(name: &str, version: Option<&str>) -> Result<(), Error> {
     if compatible(version, WIT_VERSION) {
         return Ok(());
     }
-    Err(Error::Component(format!(
-        "{name} was built against `kusion:runtime@{version}`, but this krt implements \
-         `kusion:runtime@{WIT_VERSION}`; rebuild the component against krt's `wit/` \
-         (or run a krt that implements {version})"
-    )))
+    Err(Error::WitVersion {
+        name: name.to_owned(),
+        found: version.to_owned(),
+    })
 }
 
 /// Semver compatibility as wasmtime's linker sees it: same major version, and

@@ -1,26 +1,30 @@
-//! krt's host: runs Kubernetes runtime components (the `kusion:runtime` WIT
-//! world) in a wasmtime sandbox and gives them cluster access through kube-rs.
+//! krt's sandbox: runs Kubernetes runtime components (the `kusion:runtime`
+//! WIT world) in wasmtime and gives them cluster access through kube-rs.
 //!
-//! It is a library first — [`Runtime`] / [`ComponentRuntime`] for hosts that
-//! embed it — plus the `krt` CLI. It is not a Kubernetes client library: the
-//! apply/merge/health logic lives in the guest.
+//! - [`ComponentRuntime`]: krt-stack's [`Runtime`](krt_stack::Runtime) backed by a
+//!   component, one fresh and limited instance per call ([`Limits`]), every
+//!   cluster call checked against a capability [`Policy`], hot reload;
+//! - [`NativeRuntime`]: the same guest logic linked natively, for comparison
+//!   and trusted use;
+//! - [`KubeCluster`] and [`connect`]: one shared kube-rs client, chosen like
+//!   kubectl chooses its cluster, or the embedded krt-sim (feature `sim`);
+//! - [`KubernetesBackend`]: a stack's state in a Secret.
+//!
+//! It is not a Kubernetes client library: the apply, merge and health logic
+//! lives in the guest, and the stack engine in krt-stack.
 
 mod bindings;
-pub mod cli;
 mod cluster;
 mod connect;
 mod convert;
 mod engine;
 mod error;
-mod events;
 mod imports;
-pub mod manifest;
 mod native;
 pub mod policy;
 mod runtime;
-pub mod stack;
+mod secret_state;
 mod state;
-pub mod state_store;
 
 pub use cluster::KubeCluster;
 pub use connect::{ClusterChoice, ConnectOptions, Connected, connect};
@@ -28,10 +32,12 @@ pub use engine::{
     ComponentSource, DEFAULT_COMPONENT, EngineOptions, WIT_VERSION, build_engine,
     build_engine_and_cache,
 };
-pub use error::Error;
-pub use events::{EventSink, TracingSink};
-pub use guest::model;
+pub use error::{BoxError, Error};
+pub use krt_guest::model;
+/// The contract this crate's runtimes implement, and where their events go.
+pub use krt_stack::{Event, EventSink, Runtime};
 pub use native::NativeRuntime;
-pub use policy::{Policy, PolicyArgs};
-pub use runtime::{ComponentRuntime, Runtime, RuntimeStats};
+pub use policy::Policy;
+pub use runtime::{ComponentRuntime, RuntimeStats};
+pub use secret_state::KubernetesBackend;
 pub use state::Limits;

@@ -1,18 +1,17 @@
-//! [`NativeRuntime`]: the same guest logic (the `guest` crate as a library)
+//! [`NativeRuntime`]: the same guest logic (the `krt-guest` crate as a library)
 //! run natively, without a sandbox — for comparison with the component and for
 //! trusted use. It reaches the cluster through the same [`KubeCluster`].
 
 use crate::cluster::{EventStream, KubeCluster};
-use crate::events::{EventSink, TracingSink};
-use crate::runtime::Runtime;
 use futures::StreamExt;
-use guest::cluster::{Cluster, HostServices, WatchStream};
-use guest::model::{
+use krt_guest::cluster::{Cluster, HostServices, WatchStream};
+use krt_guest::model::{
     ApiError, ApiResource, ApplyOptions, ApplyResponse, CreateOptions, DeleteOptions,
-    DeleteRequest, ListOptions, LogLevel, ObjectList, PatchOptions, PatchType, Progress,
-    ReadOptions, ReadResponse, Resource, Status, StatusCode, WatchEvent, WatchOptions,
+    DeleteRequest, Health, ListOptions, LogLevel, ObjectDiff, ObjectList, PatchOptions, PatchType,
+    Progress, ReadOptions, ReadResponse, Resource, Status, StatusCode, WatchEvent, WatchOptions,
     WatchRequest, WatchResponse,
 };
+use krt_stack::{Event, EventSink, Runtime, TracingSink};
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -89,9 +88,11 @@ impl Runtime for NativeRuntime {
         let mut options = options.clone();
         options.default_namespace = self.default_namespace(&options.default_namespace);
         let deleting = plan.is_none();
-        self.run(move |c, h| guest::runtime::apply(c, h, prior.as_ref(), plan.as_ref(), &options))
-            .await
-            .unwrap_or_else(|status| ApplyResponse::failed(status, deleting))
+        self.run(move |c, h| {
+            krt_guest::runtime::apply(c, h, prior.as_ref(), plan.as_ref(), &options)
+        })
+        .await
+        .unwrap_or_else(|status| ApplyResponse::failed(status, deleting))
     }
 
     async fn read(
@@ -104,7 +105,7 @@ impl Runtime for NativeRuntime {
         let options = ReadOptions {
             default_namespace: self.default_namespace(&options.default_namespace),
         };
-        self.run(move |c, _| guest::runtime::read(c, prior.as_ref(), plan.as_ref(), &options))
+        self.run(move |c, _| krt_guest::runtime::read(c, prior.as_ref(), plan.as_ref(), &options))
             .await
             .unwrap_or_else(ReadResponse::failed)
     }
@@ -113,7 +114,7 @@ impl Runtime for NativeRuntime {
         let resource = resource.clone();
         let mut options = options.clone();
         options.default_namespace = self.default_namespace(&options.default_namespace);
-        self.run(move |c, h| guest::runtime::delete(c, h, &resource, &options).status)
+        self.run(move |c, h| krt_guest::runtime::delete(c, h, &resource, &options).status)
             .await
             .unwrap_or_else(Some)
     }
@@ -122,9 +123,34 @@ impl Runtime for NativeRuntime {
         let resource = resource.clone();
         let mut options = options.clone();
         options.default_namespace = self.default_namespace(&options.default_namespace);
-        self.run(move |c, h| guest::runtime::watch(c, h, &resource, &options))
+        self.run(move |c, h| krt_guest::runtime::watch(c, h, &resource, &options))
             .await
             .unwrap_or_else(WatchResponse::failed)
+    }
+
+    async fn diff(
+        &self,
+        before: Option<&Value>,
+        after: Option<&Value>,
+        ignore_paths: &[String],
+    ) -> Result<ObjectDiff, Status> {
+        Ok(krt_guest::diff::diff(before, after, ignore_paths))
+    }
+
+    async fn drift(
+        &self,
+        prior: &Value,
+        live: Option<&Value>,
+        ignore_paths: &[String],
+    ) -> Result<ObjectDiff, Status> {
+        Ok(krt_guest::diff::drift(prior, live, ignore_paths))
+    }
+
+    async fn health(&self, object: &Value) -> Result<Health, Status> {
+        Ok(krt_guest::health::compute(
+            object,
+            krt_guest::runtime::now_unix_secs(),
+        ))
     }
 }
 
@@ -322,7 +348,7 @@ impl HostServices for NativeHost {
     }
 
     fn progress(&self, event: &Progress) {
-        self.events.progress(event);
+        self.events.event(&Event::Progress(event));
     }
 
     fn sleep(&self, ms: u32) {

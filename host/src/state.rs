@@ -3,8 +3,8 @@
 //! way wasmtime-wasi does.
 
 use crate::cluster::KubeCluster;
-use crate::events::EventSink;
 use crate::policy::Policy;
+use krt_stack::EventSink;
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

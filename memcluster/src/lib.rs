@@ -1,4 +1,4 @@
-//! The in-memory cluster component: krt-sim's object store ([`sim::api::Cluster`], no HTTP)
+//! The in-memory cluster component: krt-sim's object store ([`krt_sim::api::Cluster`], no HTTP)
 //! behind the `kusion:runtime/kubernetes` interface, plus trivial `kusion:runtime/host`
 //! services (logs to stderr, progress dropped, sleep on the WASI clock).
 //!
@@ -13,8 +13,8 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use krt_sim::api::{Cluster, Request, Response, Watch};
 use serde_json::{Value, json};
-use sim::api::{Cluster, Request, Response, Watch};
 
 #[cfg(target_arch = "wasm32")]
 #[allow(unsafe_code, reason = "wit-bindgen's generated export glue")]
@@ -391,7 +391,7 @@ fn selectors(mut request: Request, query: &Query) -> Request {
 }
 
 /// The type of a watch event: the guest library's, one definition for both sides.
-pub use guest::model::EventType;
+pub use krt_guest::model::EventType;
 
 /// A watch stream over the cluster's event history.
 pub struct Stream {

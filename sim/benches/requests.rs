@@ -89,19 +89,19 @@ async fn measure(address: &str, make: Arc<MakeRequest>) -> (f64, f64) {
     (requests / elapsed, spent.as_secs_f64() * 1000.0 / requests)
 }
 
-fn address_of(sim: &sim::Sim) -> String {
+fn address_of(sim: &krt_sim::Sim) -> String {
     sim.url().trim_start_matches("http://").to_string()
 }
 
 /// A simulator already holding `count` ConfigMaps (created in-process).
-async fn simulator_with(count: usize) -> sim::Sim {
-    let sim = sim::Sim::start().await.expect("simulator starts");
+async fn simulator_with(count: usize) -> krt_sim::Sim {
+    let sim = krt_sim::Sim::start().await.expect("simulator starts");
     for i in 0..count {
         let body =
             format!(r#"{{"metadata": {{"name": "preloaded-{i}"}}, "data": {{"i": "{i}"}}}}"#);
         let created = sim
             .cluster()
-            .handle(&sim::api::Request::post(CONFIGMAPS, body.into_bytes()));
+            .handle(&krt_sim::api::Request::post(CONFIGMAPS, body.into_bytes()));
         assert_eq!(created.code, 201);
     }
     sim

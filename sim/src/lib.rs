@@ -16,8 +16,8 @@
 //! workloads.
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), sim::SimError> {
-//! let sim = sim::Sim::start().await?;
+//! # async fn demo() -> Result<(), krt_sim::SimError> {
+//! let sim = krt_sim::Sim::start().await?;
 //! println!("{}", sim.url());
 //! sim.shutdown().await;
 //! # Ok(()) }

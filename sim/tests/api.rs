@@ -10,7 +10,7 @@ use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
 async fn send(
-    sim: &sim::Sim,
+    sim: &krt_sim::Sim,
     method: &str,
     path: &str,
     content_type: &str,
@@ -35,7 +35,7 @@ async fn send(
 }
 
 async fn call(
-    sim: &sim::Sim,
+    sim: &krt_sim::Sim,
     method: &str,
     path: &str,
     content_type: &str,
@@ -63,7 +63,7 @@ fn configmap(name: &str, value: &str) -> Value {
 
 #[tokio::test]
 async fn errors_are_status_objects() {
-    let sim = sim::Sim::start().await.unwrap();
+    let sim = krt_sim::Sim::start().await.unwrap();
     let (code, body) = call(&sim, "GET", &format!("{CM}/missing"), JSON, None).await;
     assert_eq!(code, 404);
     assert_eq!(body["kind"], "Status");
@@ -102,7 +102,7 @@ async fn errors_are_status_objects() {
 
 #[tokio::test]
 async fn stale_resource_versions_conflict_and_dry_run_stores_nothing() {
-    let sim = sim::Sim::start().await.unwrap();
+    let sim = krt_sim::Sim::start().await.unwrap();
     let (_, created) = call(&sim, "POST", CM, JSON, Some(configmap("a", "1"))).await;
     let mut update = created.clone();
     update["data"]["k"] = json!("2");
@@ -162,9 +162,9 @@ fn deployment(image: &str, app: &str) -> Value {
 async fn server_side_apply_is_idempotent_and_bumps_generation_on_spec_changes() {
     // Controllers paused: a status write between the two applies would move the
     // resourceVersion this test compares (it is about SSA, not rollouts).
-    let sim = sim::Sim::start_with(sim::SimConfig {
+    let sim = krt_sim::Sim::start_with(krt_sim::SimConfig {
         controller_interval: std::time::Duration::from_secs(3600),
-        ..sim::SimConfig::default()
+        ..krt_sim::SimConfig::default()
     })
     .await
     .unwrap();
@@ -254,7 +254,7 @@ async fn server_side_apply_is_idempotent_and_bumps_generation_on_spec_changes() 
 
 #[tokio::test]
 async fn crds_make_their_kind_served() {
-    let sim = sim::Sim::start().await.unwrap();
+    let sim = krt_sim::Sim::start().await.unwrap();
     let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "widgets.example.com"},
         "spec": {"group": "example.com", "scope": "Namespaced",
@@ -318,7 +318,7 @@ async fn watch_lines(response: Response<Incoming>, want: usize) -> Vec<Value> {
 
 #[tokio::test]
 async fn watch_replays_filters_and_expires() {
-    let sim = sim::Sim::start().await.unwrap();
+    let sim = krt_sim::Sim::start().await.unwrap();
     let (_, a) = call(&sim, "POST", CM, JSON, Some(configmap("a", "1"))).await;
     let rv = a["metadata"]["resourceVersion"]
         .as_str()
@@ -372,7 +372,7 @@ async fn watch_replays_filters_and_expires() {
 
 #[tokio::test]
 async fn list_paginates_and_selects() {
-    let sim = sim::Sim::start().await.unwrap();
+    let sim = krt_sim::Sim::start().await.unwrap();
     for name in ["a", "b", "c"] {
         let mut cm = configmap(name, "1");
         cm["metadata"]["labels"] = json!({"tier": if name == "b" { "db" } else { "web" }});
@@ -403,8 +403,8 @@ async fn list_paginates_and_selects() {
 
 #[tokio::test]
 async fn injected_faults_fail_matching_requests() {
-    let sim = sim::Sim::start().await.unwrap();
-    sim.inject_fault(sim::Fault::status("POST", "/configmaps", 429, 1));
+    let sim = krt_sim::Sim::start().await.unwrap();
+    sim.inject_fault(krt_sim::Fault::status("POST", "/configmaps", 429, 1));
     let response = send(&sim, "POST", CM, JSON, configmap("a", "1").to_string()).await;
     assert_eq!(response.status().as_u16(), 429);
     assert_eq!(response.headers()["retry-after"], "1");
@@ -416,7 +416,7 @@ async fn injected_faults_fail_matching_requests() {
     );
 }
 
-async fn admin(sim: &sim::Sim, method: &str, path: &str, body: Value) -> u16 {
+async fn admin(sim: &krt_sim::Sim, method: &str, path: &str, body: Value) -> u16 {
     send(sim, method, path, JSON, body.to_string())
         .await
         .status()
@@ -425,7 +425,7 @@ async fn admin(sim: &sim::Sim, method: &str, path: &str, body: Value) -> u16 {
 
 #[tokio::test]
 async fn admin_endpoints_fail_delay_and_time_out_requests() {
-    let sim = sim::Sim::start().await.unwrap();
+    let sim = krt_sim::Sim::start().await.unwrap();
     let fault = json!({"verb": "GET", "path": "/configmaps", "times": 2,
         "action": {"type": "status", "code": 503, "retryAfterSeconds": 3}});
     assert_eq!(admin(&sim, "POST", "/admin/faults", fault).await, 204);
@@ -465,7 +465,7 @@ async fn admin_endpoints_fail_delay_and_time_out_requests() {
 
 #[tokio::test]
 async fn admin_endpoints_close_watches_and_expire_versions() {
-    let sim = sim::Sim::start().await.unwrap();
+    let sim = krt_sim::Sim::start().await.unwrap();
     let (_, a) = call(&sim, "POST", CM, JSON, Some(configmap("a", "1"))).await;
     let rv = a["metadata"]["resourceVersion"]
         .as_str()
@@ -511,9 +511,9 @@ async fn admin_endpoints_close_watches_and_expire_versions() {
 
 #[tokio::test]
 async fn a_bearer_token_is_required_when_configured() {
-    let sim = sim::Sim::start_with(sim::SimConfig {
+    let sim = krt_sim::Sim::start_with(krt_sim::SimConfig {
         token: Some("t0ken".into()),
-        ..sim::SimConfig::default()
+        ..krt_sim::SimConfig::default()
     })
     .await
     .unwrap();
@@ -535,7 +535,7 @@ async fn a_bearer_token_is_required_when_configured() {
 
 #[tokio::test]
 async fn immediate_deletes_answer_like_kube_apiserver() {
-    let sim = sim::Sim::start().await.unwrap();
+    let sim = krt_sim::Sim::start().await.unwrap();
     let (_, a) = call(&sim, "POST", CM, JSON, Some(configmap("a", "1"))).await;
     let (code, status) = call(&sim, "DELETE", &format!("{CM}/a"), JSON, None).await;
     assert_eq!(code, 200);
@@ -569,7 +569,7 @@ async fn immediate_deletes_answer_like_kube_apiserver() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_concurrent_writes_are_all_kept_in_commit_order() {
     const N: usize = 1000;
-    let sim = std::sync::Arc::new(sim::Sim::start().await.unwrap());
+    let sim = std::sync::Arc::new(krt_sim::Sim::start().await.unwrap());
     let from_start = format!("{CM}?watch=1&resourceVersion=1");
     let watch = send(&sim, "GET", &from_start, JSON, String::new()).await;
     // Bounded in-flight requests so the test stays within file-descriptor limits; writes from

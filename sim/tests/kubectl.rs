@@ -16,7 +16,7 @@ struct Kubectl {
 }
 
 impl Kubectl {
-    fn new(sim: &sim::Sim) -> Self {
+    fn new(sim: &krt_sim::Sim) -> Self {
         let port = sim.url().rsplit(':').next().unwrap_or_default().to_string();
         let dir = std::env::temp_dir().join(format!("krt-sim-kubectl-{port}"));
         std::fs::create_dir_all(&dir).expect("temp dir");
@@ -109,7 +109,7 @@ spec:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_side_apply_get_and_delete() {
-    let sim = sim::Sim::start().await.expect("sim starts");
+    let sim = krt_sim::Sim::start().await.expect("sim starts");
     let k = Kubectl::new(&sim);
     let manifest = k.file("app.yaml", APP);
     let first = k.ok(&["apply", "-f", path(&manifest)]);
@@ -179,7 +179,7 @@ async fn client_side_apply_get_and_delete() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_side_apply_conflicts_between_managers_and_force() {
-    let sim = sim::Sim::start().await.expect("sim starts");
+    let sim = krt_sim::Sim::start().await.expect("sim starts");
     let k = Kubectl::new(&sim);
     let cm = |value: &str| {
         format!(
@@ -257,7 +257,7 @@ async fn server_side_apply_conflicts_between_managers_and_force() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rollout_wait_diff_and_watch() {
-    let sim = sim::Sim::start().await.expect("sim starts");
+    let sim = krt_sim::Sim::start().await.expect("sim starts");
     let k = Kubectl::new(&sim);
     let manifest = k.file("app.yaml", APP);
     k.ok(&["apply", "-f", path(&manifest)]);
@@ -320,7 +320,7 @@ fn eventually(secs: u64, what: &str, mut check: impl FnMut() -> bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_waits_for_finalizers() {
-    let sim = sim::Sim::start().await.expect("sim starts");
+    let sim = krt_sim::Sim::start().await.expect("sim starts");
     let k = Kubectl::new(&sim);
     let held = k.file(
         "held.yaml",
@@ -328,7 +328,7 @@ async fn delete_waits_for_finalizers() {
     );
     k.ok(&["apply", "-f", path(&held)]);
     let mut deleting = k.spawn(&["delete", "configmap", "held", "--wait", "--timeout=30s"]);
-    let get = sim::api::Request::get("/api/v1/namespaces/default/configmaps/held");
+    let get = krt_sim::api::Request::get("/api/v1/namespaces/default/configmaps/held");
     eventually(10, "the deletionTimestamp", || {
         sim.cluster().handle(&get).body["metadata"]["deletionTimestamp"].is_string()
     });
@@ -360,7 +360,7 @@ async fn delete_waits_for_finalizers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_side_apply_takes_over_from_client_side_apply() {
-    let sim = sim::Sim::start().await.expect("sim starts");
+    let sim = krt_sim::Sim::start().await.expect("sim starts");
     let k = Kubectl::new(&sim);
     let manifest = k.file("app.yaml", APP);
     k.ok(&["apply", "-f", path(&manifest)]);
@@ -410,10 +410,10 @@ async fn server_side_apply_takes_over_from_client_side_apply() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn https_with_a_bearer_token() {
-    let sim = sim::Sim::start_with(sim::SimConfig {
+    let sim = krt_sim::Sim::start_with(krt_sim::SimConfig {
         tls: true,
         token: Some("s3cret".into()),
-        ..sim::SimConfig::default()
+        ..krt_sim::SimConfig::default()
     })
     .await
     .expect("sim starts");

@@ -1,13 +1,13 @@
-//! The component glue: krt's standard runtime (`guest::component::Component`)
+//! The component glue: krt's standard runtime (`krt_guest::component::Component`)
 //! wrapped so that `apply` checks the organisation's rules first. A violating
 //! plan never reaches the cluster; everything else is delegated unchanged.
 
-use guest::component::{Component, logic, resource_in, rt, status_out, t};
+use krt_guest::component::{Component, logic, resource_in, rt, status_out, t};
 
 /// The organisation-rules runtime.
 struct OrgRules;
 
-guest::component::export!(OrgRules);
+krt_guest::component::export!(OrgRules);
 
 impl rt::Guest for OrgRules {
     fn apply(

@@ -5,7 +5,7 @@
 //! - every container image is pinned: a tag other than `latest`, or a digest;
 //! - every container sets `resources.limits.cpu` and `resources.limits.memory`.
 
-use guest::model::{Cause, Status, StatusCode};
+use krt_guest::model::{Cause, Status, StatusCode};
 use serde_json::Value;
 
 /// Labels every object must carry.

@@ -18,9 +18,9 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
+use crate::merge::strategic::list_merge_key;
 use crate::model::{FieldChange, ObjectDiff};
 use crate::normalize::{is_secret, normalize_for_diff};
-use crate::smp::list_merge_key;
 use ignore::key_text;
 
 /// Masked Secret value shown when only one side has it (or both have the same value).

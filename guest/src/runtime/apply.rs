@@ -4,11 +4,12 @@
 
 use super::delete::{delete_target, wait_gone};
 use super::{
-    DEFAULT_FIELD_MANAGER, MAX_CONFLICT_RETRIES, immutable, last_applied, patch, resolve_patiently,
+    DEFAULT_FIELD_MANAGER, MAX_CONFLICT_RETRIES, immutable, last_applied, resolve_patiently,
     result_resource,
 };
 use crate::cluster::{Cluster, HostServices};
 use crate::errors::{self, Operation};
+use crate::merge;
 use crate::model::{
     Action, ApiError, ApplyMode, ApplyOptions, ApplyResponse, CreateOptions, LogLevel,
     PatchOptions, PatchType, Progress, PropagationPolicy, Resource, Status, StatusCode,
@@ -248,7 +249,7 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
             return self.write_apply(&body, self.options.dry_run, Action::Create);
         };
         let predicted = if self.options.dry_run && self.options.offline {
-            patch::apply_locally(&live, PatchType::Apply, &body)?
+            merge::apply_locally(&live, PatchType::Apply, &body)?
         } else {
             match self.patch(PatchType::Apply, &body, true) {
                 Ok(result) => result,
@@ -281,12 +282,12 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
         };
         let original = self.original(&live);
         let modified = last_applied::annotate(&self.target.object, Some(&live));
-        let computed = patch::three_way(original.as_ref(), &modified, Some(&live))?;
-        if patch::is_empty(&computed.body) {
+        let computed = merge::three_way(original.as_ref(), &modified, Some(&live))?;
+        if merge::is_empty(&computed.body) {
             return Ok(Step::Done(live, Action::Unchanged));
         }
         if self.options.dry_run && self.options.offline {
-            let predicted = patch::apply_locally(&live, computed.type_, &computed.body)?;
+            let predicted = merge::apply_locally(&live, computed.type_, &computed.body)?;
             return Ok(match self.check_immutable(&live, &predicted)? {
                 Some(step) => step,
                 None if self.unchanged(&live, &predicted) => Step::Done(live, Action::Unchanged),
@@ -295,7 +296,7 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
         }
         // A patch that changes nothing once applied (`1Gi` for `1024Mi`, only the
         // annotation's text, ignored paths) is not sent.
-        if patch::apply_locally(&live, computed.type_, &computed.body)
+        if merge::apply_locally(&live, computed.type_, &computed.body)
             .is_ok_and(|predicted| self.unchanged(&live, &predicted))
         {
             return Ok(Step::Done(live, Action::Unchanged));

@@ -6,7 +6,6 @@ mod children;
 mod delete;
 mod immutable;
 mod last_applied;
-pub mod patch;
 mod read;
 mod watch;
 
@@ -79,7 +78,7 @@ fn result_resource(request: &Resource, object: &Value) -> Resource {
 }
 
 /// The current wall-clock time in Unix seconds, for health rules that age.
-pub(crate) fn now_unix_secs() -> Option<i64> {
+pub fn now_unix_secs() -> Option<i64> {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .ok()

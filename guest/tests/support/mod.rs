@@ -3,12 +3,12 @@
 //! 409 Conflict on a stale resourceVersion, patches applied with the guest's own
 //! merge code, injectable failures, scripted watch streams and a request log.
 
-use guest::cluster::{Cluster, HostServices, WatchStream};
-use guest::model::{
+use krt_guest::cluster::{Cluster, HostServices, WatchStream};
+use krt_guest::merge::{self, strategic};
+use krt_guest::model::{
     ApiError, ApiResource, Cause, CreateOptions, DeleteOptions, ListOptions, LogLevel, ObjectList,
     PatchOptions, PatchType, Progress, Resource, WatchEvent, WatchOptions,
 };
-use guest::{json_merge, smp};
 use serde_json::{Value, json};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
@@ -324,7 +324,7 @@ impl Cluster for FakeCluster {
         } else {
             format!("{}/{}", r.group, r.version)
         };
-        let schema = smp::schema_for(&api_version, &r.kind);
+        let schema = strategic::schema_for(&api_version, &r.kind);
         let unsupported = |what: &str| {
             ApiError::api(
                 415,
@@ -338,11 +338,11 @@ impl Cluster for FakeCluster {
             Some(live) => match (patch_type, schema) {
                 (PatchType::JsonMerge, _) | (PatchType::Apply, None) => {
                     let mut out = live.clone();
-                    json_merge::apply(&mut out, body);
+                    merge::json::apply(&mut out, body);
                     out
                 }
                 (PatchType::StrategicMerge | PatchType::Apply, Some(schema)) => {
-                    smp::apply(live, body, schema)
+                    strategic::apply(live, body, schema)
                         .map_err(|e| ApiError::api(422, "Invalid", e.to_string()))?
                 }
                 (PatchType::StrategicMerge, None) => {

@@ -1,5 +1,5 @@
 //! `kusion:runtime/host`: structured logs and progress events forwarded to the
-//! embedder's [`EventSink`](crate::events::EventSink), and a sleep clamped to
+//! embedder's [`EventSink`](krt_stack::EventSink), and a sleep clamped to
 //! the call's deadline. Each call counts against the host-call limit; output
 //! past the per-operation byte cap stops the guest (a log flood is a limit hit,
 //! not silently truncated output). Sleeping is host time, not guest CPU time;
@@ -8,7 +8,7 @@
 use crate::bindings::host_services::{Host, LogLevel, ProgressEvent};
 use crate::convert::{health_from_wit, log_level_from_wit};
 use crate::state::{KrtView, LimitHit};
-use guest::model as m;
+use krt_guest::model as m;
 use std::time::{Duration, Instant};
 
 /// The longest single sleep a guest may ask for.
@@ -45,12 +45,15 @@ impl Host for KrtView<'_> {
     async fn progress(&mut self, event: ProgressEvent) -> wasmtime::Result<()> {
         let size = event.id.len() + event.phase.len() + event.message.len();
         self.charge_output(size)?;
-        self.ctx.events.progress(&m::Progress {
+        let progress = m::Progress {
             id: event.id,
             phase: event.phase,
             message: event.message,
             health: event.health.map(health_from_wit),
-        });
+        };
+        self.ctx
+            .events
+            .event(&krt_stack::Event::Progress(&progress));
         Ok(())
     }
 

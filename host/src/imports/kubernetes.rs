@@ -20,7 +20,7 @@ use crate::convert::{
 use crate::policy::{Denial, Request, Verb};
 use crate::state::KrtView;
 use futures::StreamExt;
-use guest::model as m;
+use krt_guest::model as m;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::component::Resource;

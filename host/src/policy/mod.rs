@@ -5,25 +5,20 @@
 //! `api-error` with `source: policy` whose message names the rule and says how
 //! to allow the call; the host also logs it (target `krt::policy`).
 //!
-//! A policy comes from a YAML file ([`Policy::load`]), from the resources being
-//! applied ([`Policy::for_resources`], krt's default), and from command-line
-//! flags ([`PolicyArgs`]).
+//! A policy comes from a YAML file ([`Policy::load`]) or from the resources
+//! being applied ([`Policy::for_resources`], krt's default); its fields are
+//! public, so a command line or a controller can widen or narrow it.
 
-mod args;
 mod glob;
 
-pub use args::PolicyArgs;
-
-use guest::model::{ApiResource, Resource};
+use krt_guest::model::{ApiResource, Resource};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// A Kubernetes API verb, as the host's imports use them.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verb {
     /// Read one object.
@@ -71,6 +66,21 @@ impl Verb {
 impl fmt::Display for Verb {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Verb {
+    type Err = String;
+
+    /// A verb by its lowercase name (`get`, `list`, ...).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Verb::ALL
+            .into_iter()
+            .find(|v| v.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Verb::ALL.iter().map(|v| v.name()).collect();
+                format!("unknown verb '{s}' (expected one of {})", names.join(", "))
+            })
     }
 }
 

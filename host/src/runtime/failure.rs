@@ -5,7 +5,7 @@
 use crate::bindings::types as t;
 use crate::convert::resource_from_wit;
 use crate::state::{HostState, LimitHit};
-use guest::model::{Resource, Status, StatusCode};
+use krt_guest::model::{Resource, Status, StatusCode};
 use std::time::Duration;
 use wasmtime::Trap;
 
@@ -38,7 +38,7 @@ pub(crate) fn classify(export: &str, err: &wasmtime::Error, state: &HostState) -
         (None, Some(_)) => (StatusCode::Internal, "GuestTrap", "trapped".into()),
         (None, None) => (StatusCode::Internal, "GuestFailure", "failed".into()),
     };
-    let mut message = format!("the runtime component {what} in runtime.{export}: {text}");
+    let mut message = format!("the runtime component {what} in {export}: {text}");
     if !stderr.is_empty() {
         message.push_str("; guest stderr: ");
         message.push_str(&stderr);
@@ -65,7 +65,7 @@ pub(crate) fn deadline(export: &str, timeout: Duration, state: &HostState) -> St
             StatusCode::Timeout,
             "CallTimeout",
             format!(
-                "runtime.{export} did not finish within its wall-clock limit of {timeout:?} \
+                "{export} did not finish within its wall-clock limit of {timeout:?} \
                  ({:?} of guest execution, {:?} in {} host calls)",
                 state.krt.guest_time(),
                 state.krt.host_time,
@@ -81,7 +81,7 @@ pub(crate) fn too_large(export: &str, size: usize, limit: usize) -> Status {
         StatusCode::LimitExceeded,
         "GuestResponseLimit",
         format!(
-            "the runtime component returned {size} bytes from runtime.{export}, more than its limit of {limit} bytes"
+            "the runtime component returned {size} bytes from {export}, more than its limit of {limit} bytes"
         ),
     )
 }
@@ -91,9 +91,7 @@ pub(crate) fn invalid_result(export: &str, problem: impl std::fmt::Display) -> S
     Status::error(
         StatusCode::Internal,
         "GuestInvalidResult",
-        format!(
-            "the runtime component returned an invalid result from runtime.{export}: {problem}"
-        ),
+        format!("the runtime component returned an invalid result from {export}: {problem}"),
     )
 }
 

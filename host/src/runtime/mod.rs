@@ -1,68 +1,54 @@
-//! The Rust `Runtime` API (Kusion's contract) and its component-backed
-//! implementation: one fresh, limited instance per call, a capability policy
-//! on every cluster call, and hot reload of the component.
+//! [`ComponentRuntime`]: krt-stack's [`Runtime`](krt_stack::Runtime) backed by
+//! a sandboxed component, with one fresh, limited instance per call, a
+//! capability policy on every cluster call, and hot reload of the component.
 
+mod contract;
 mod failure;
 mod stats;
 
 pub use stats::RuntimeStats;
 
-use crate::bindings::exports::kusion::runtime::runtime::Guest;
-use crate::bindings::{KubernetesRuntime, KubernetesRuntimePre, types as t};
+use crate::bindings::{KubernetesRuntimePre, logic as l, runtime as rt};
 use crate::cluster::KubeCluster;
-use crate::convert::{
-    action_from_wit, apply_options_to_wit, delete_request_to_wit, health_from_wit, status_from_wit,
-};
 use crate::engine::{ComponentSource, EPOCH_TICK, EngineOptions, build_engine, load_component};
 use crate::error::Error;
-use crate::events::{EventSink, TracingSink};
 use crate::policy::Policy;
 use crate::state::{HostState, LimitHit, Limits};
-use failure::{invalid_result, resource_size, returned_resource, status_size, too_large};
-use guest::model::{
-    ApplyOptions, ApplyResponse, DeleteRequest, ReadOptions, ReadResponse, Resource, Status,
-    WatchRequest, WatchResponse,
-};
+use failure::too_large;
+use krt_guest::model::Status;
+use krt_stack::{EventSink, TracingSink};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 use wasmtime::{Engine, Store, UpdateDeadline};
 
-/// Kusion's `Runtime` contract: one resource per call, each answer carrying a
-/// status (`None` = success).
-pub trait Runtime: Send + Sync {
-    /// Makes the cluster match `plan` (`None` deletes `prior`).
-    fn apply(
-        &self,
-        prior: Option<&Resource>,
-        plan: Option<&Resource>,
-        options: &ApplyOptions,
-    ) -> impl Future<Output = ApplyResponse> + Send;
-
-    /// Reads the live object of `plan` (or `prior`).
-    fn read(
-        &self,
-        prior: Option<&Resource>,
-        plan: Option<&Resource>,
-        options: &ReadOptions,
-    ) -> impl Future<Output = ReadResponse> + Send;
-
-    /// Deletes the object; already gone is a success.
-    fn delete(
-        &self,
-        resource: &Resource,
-        options: &DeleteRequest,
-    ) -> impl Future<Output = Option<Status>> + Send;
-
-    /// Waits until the object is current, failed or the timeout passes.
-    fn watch(
-        &self,
-        resource: &Resource,
-        options: &WatchRequest,
-    ) -> impl Future<Output = WatchResponse> + Send;
+/// A loaded component: linked, with its optional `logic` export located.
+struct Loaded {
+    pre: KubernetesRuntimePre<HostState>,
+    /// `None` when the component exports only `runtime`.
+    logic: Option<l::GuestIndices>,
+    /// How messages name it.
+    name: String,
+    /// Whether the user was told that krt's built-in logic stands in for its
+    /// missing `logic` export.
+    told_builtin_logic: AtomicBool,
 }
 
-/// A [`Runtime`] backed by a sandboxed component.
+impl Loaded {
+    async fn new(engine: &Engine, source: &ComponentSource) -> Result<Self, Error> {
+        let (pre, name) = load_component(engine, source).await?;
+        let logic = l::GuestIndices::new(pre.instance_pre()).ok();
+        Ok(Loaded {
+            pre,
+            logic,
+            name,
+            told_builtin_logic: AtomicBool::new(false),
+        })
+    }
+}
+
+/// A [`Runtime`](krt_stack::Runtime) backed by a sandboxed component.
 ///
 /// Every call runs in a fresh instance with the [`Limits`] applied, and every
 /// cluster call the guest makes is checked against the [`Policy`]
@@ -71,7 +57,7 @@ pub trait Runtime: Send + Sync {
 /// affects all of them.
 #[derive(Clone)]
 pub struct ComponentRuntime {
-    pre: Arc<RwLock<Arc<KubernetesRuntimePre<HostState>>>>,
+    loaded: Arc<RwLock<Arc<Loaded>>>,
     cluster: Arc<KubeCluster>,
     events: Arc<dyn EventSink>,
     policy: Arc<Policy>,
@@ -113,9 +99,9 @@ impl ComponentRuntime {
         cluster: Arc<KubeCluster>,
         limits: Limits,
     ) -> Result<Self, Error> {
-        let pre = load_component(engine, source).await?;
+        let loaded = Loaded::new(engine, source).await?;
         Ok(ComponentRuntime {
-            pre: Arc::new(RwLock::new(Arc::new(pre))),
+            loaded: Arc::new(RwLock::new(Arc::new(loaded))),
             cluster,
             events: Arc::new(TracingSink),
             policy: Arc::new(Policy::unrestricted()),
@@ -165,14 +151,20 @@ impl ComponentRuntime {
     /// # Errors
     /// As [`ComponentRuntime::new`]; the runtime is unchanged.
     pub async fn reload(&self, source: &ComponentSource) -> Result<(), Error> {
-        let engine = self.current().engine().clone();
-        let pre = load_component(&engine, source).await?;
-        *self.pre.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(pre);
+        let engine = self.current().pre.engine().clone();
+        let loaded = Loaded::new(&engine, source).await?;
+        *self.loaded.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(loaded);
         Ok(())
     }
 
-    fn current(&self) -> Arc<KubernetesRuntimePre<HostState>> {
-        self.pre
+    /// Whether the current component exports `kusion:runtime/logic` (else
+    /// diff, drift and health use krt's built-in logic).
+    pub fn exports_logic(&self) -> bool {
+        self.current().logic.is_some()
+    }
+
+    fn current(&self) -> Arc<Loaded> {
+        self.loaded
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
@@ -184,21 +176,17 @@ impl ComponentRuntime {
             .or_else(|| Some(self.cluster.default_namespace().to_string()))
     }
 
-    /// A fresh store with the limits applied and a new instance in it. The
-    /// CPU budget is enforced by the epoch callback, which charges the guest
-    /// only for time outside host calls and yields to tokio at every tick.
-    async fn instantiate(
-        &self,
-        export: &str,
-    ) -> Result<(Store<HostState>, KubernetesRuntime), Status> {
-        let pre = self.current();
+    /// A fresh store with the limits applied. The CPU budget is enforced by
+    /// the epoch callback, which charges the guest only for time outside host
+    /// calls and yields to tokio at every tick.
+    fn store(&self, loaded: &Loaded) -> Store<HostState> {
         let state = HostState::new(
             self.cluster.clone(),
             self.events.clone(),
             self.policy.clone(),
             &self.limits,
         );
-        let mut store = Store::new(pre.engine(), state);
+        let mut store = Store::new(loaded.pre.engine(), state);
         store.limiter(|s| &mut s.limiter);
         let budget = self.limits.cpu_time;
         store.set_epoch_deadline(ticks(budget));
@@ -211,30 +199,26 @@ impl ComponentRuntime {
             }
             Ok(UpdateDeadline::Yield(ticks(budget - used)))
         });
-        match pre.instantiate_async(&mut store).await {
-            Ok(instance) => Ok((store, instance)),
-            Err(err) => Err(failure::classify(export, &err, store.data())),
-        }
+        store
     }
 
-    /// Runs `export` through `call` on a fresh instance, bounded by the
-    /// wall-clock limit; traps, limit hits, deadlines and oversized responses
-    /// come back as a [`Status`] naming the export.
-    async fn call<T>(
+    /// Runs `call` in a fresh store, bounded by the wall-clock limit; traps,
+    /// limit hits, deadlines and oversized responses come back as a [`Status`]
+    /// naming `interface.export`.
+    async fn run<T>(
         &self,
         export: &str,
         size: impl FnOnce(&T) -> usize,
         call: impl for<'a> FnOnce(
-            &'a Guest,
+            &'a Loaded,
             &'a mut Store<HostState>,
         )
             -> Pin<Box<dyn Future<Output = wasmtime::Result<T>> + Send + 'a>>,
     ) -> Result<T, Status> {
-        let (mut store, instance) = self.instantiate(export).await?;
+        let loaded = self.current();
+        let mut store = self.store(&loaded);
         let timeout = self.limits.call_timeout;
-        let outcome =
-            tokio::time::timeout(timeout, call(instance.kusion_runtime_runtime(), &mut store))
-                .await;
+        let outcome = tokio::time::timeout(timeout, call(&loaded, &mut store)).await;
         self.counters.record(store.data().limiter.memory_in_use);
         match outcome {
             Ok(Ok(value)) => {
@@ -248,149 +232,71 @@ impl ComponentRuntime {
             Err(_) => Err(failure::deadline(export, timeout, store.data())),
         }
     }
-}
 
-fn opt_status_size(s: &Option<t::Status>) -> usize {
-    s.as_ref().map_or(0, status_size)
-}
-
-fn opt_resource_size(r: &Option<t::Resource>) -> usize {
-    r.as_ref().map_or(0, resource_size)
-}
-
-impl Runtime for ComponentRuntime {
-    async fn apply(
+    /// Calls `runtime.<export>` of a fresh instance through `call`.
+    async fn call<T>(
         &self,
-        prior: Option<&Resource>,
-        plan: Option<&Resource>,
-        options: &ApplyOptions,
-    ) -> ApplyResponse {
-        let prior_w = prior.map(crate::convert::resource_to_wit);
-        let plan_w = plan.map(crate::convert::resource_to_wit);
-        let mut opts = apply_options_to_wit(options);
-        opts.default_namespace = self.default_namespace(&opts.default_namespace);
-        let size = |r: &crate::bindings::runtime::ApplyResponse| {
-            opt_resource_size(&r.resource)
-                + r.live.as_ref().map_or(0, String::len)
-                + opt_status_size(&r.status)
+        export: &str,
+        size: impl FnOnce(&T) -> usize,
+        call: impl for<'a> FnOnce(
+            &'a rt::Guest,
+            &'a mut Store<HostState>,
+        )
+            -> Pin<Box<dyn Future<Output = wasmtime::Result<T>> + Send + 'a>>
+        + Send
+        + 'static,
+    ) -> Result<T, Status> {
+        let export = format!("runtime.{export}");
+        self.run(&export, size, move |loaded, store| {
+            Box::pin(async move {
+                let instance = loaded.pre.instantiate_async(&mut *store).await?;
+                call(instance.kusion_runtime_runtime(), store).await
+            })
+        })
+        .await
+    }
+
+    /// Calls `logic.<export>` of a fresh instance through `call`, or `None`
+    /// when the component has no `logic` export (said once, at info level).
+    async fn call_logic<T>(
+        &self,
+        export: &str,
+        size: impl FnOnce(&T) -> usize,
+        call: impl for<'a> FnOnce(
+            &'a l::Guest,
+            &'a mut Store<HostState>,
+        )
+            -> Pin<Box<dyn Future<Output = wasmtime::Result<T>> + Send + 'a>>
+        + Send
+        + 'static,
+    ) -> Option<Result<T, Status>> {
+        let loaded = self.current();
+        let Some(indices) = &loaded.logic else {
+            if !loaded.told_builtin_logic.swap(true, Ordering::Relaxed) {
+                tracing::info!(
+                    target: "krt::runtime",
+                    "{} does not export `kusion:runtime/logic`: diffs, drift and health use \
+                     krt's built-in logic",
+                    loaded.name
+                );
+            }
+            return None;
         };
+        let indices = indices.clone();
+        let export = format!("logic.{export}");
         let answer = self
-            .call("apply", size, move |g, store| {
+            .run(&export, size, move |loaded, store| {
                 Box::pin(async move {
-                    g.call_apply(store, prior_w.as_ref(), plan_w.as_ref(), &opts)
-                        .await
+                    let instance = loaded
+                        .pre
+                        .instance_pre()
+                        .instantiate_async(&mut *store)
+                        .await?;
+                    let guest = indices.load(&mut *store, &instance)?;
+                    call(&guest, store).await
                 })
             })
             .await;
-        let failed = |status: Status| ApplyResponse::failed(status, plan.is_none());
-        let r = match answer {
-            Ok(r) => r,
-            Err(status) => return failed(status),
-        };
-        let resource = match r
-            .resource
-            .map(|r| returned_resource("apply", r))
-            .transpose()
-        {
-            Ok(resource) => resource,
-            Err(status) => return failed(status),
-        };
-        let live = match r.live.map(|l| serde_json::from_str(&l)).transpose() {
-            Ok(live) => live,
-            Err(e) => return failed(invalid_result("apply", format!("invalid live JSON: {e}"))),
-        };
-        ApplyResponse {
-            resource,
-            live,
-            action: action_from_wit(r.action),
-            status: r.status.map(status_from_wit),
-            retries: r.retries,
-        }
-    }
-
-    async fn read(
-        &self,
-        prior: Option<&Resource>,
-        plan: Option<&Resource>,
-        options: &ReadOptions,
-    ) -> ReadResponse {
-        let prior_w = prior.map(crate::convert::resource_to_wit);
-        let plan_w = plan.map(crate::convert::resource_to_wit);
-        let opts = crate::bindings::runtime::ReadOptions {
-            default_namespace: self.default_namespace(&options.default_namespace),
-        };
-        let size = |r: &crate::bindings::runtime::ReadResponse| {
-            opt_resource_size(&r.resource) + opt_status_size(&r.status)
-        };
-        let answer = self
-            .call("read", size, move |g, store| {
-                Box::pin(async move {
-                    g.call_read(store, prior_w.as_ref(), plan_w.as_ref(), &opts)
-                        .await
-                })
-            })
-            .await;
-        let failed = ReadResponse::failed;
-        match answer {
-            Ok(r) => match r.resource.map(|r| returned_resource("read", r)).transpose() {
-                Ok(resource) => ReadResponse {
-                    resource,
-                    status: r.status.map(status_from_wit),
-                },
-                Err(status) => failed(status),
-            },
-            Err(status) => failed(status),
-        }
-    }
-
-    async fn delete(&self, resource: &Resource, options: &DeleteRequest) -> Option<Status> {
-        let res = crate::convert::resource_to_wit(resource);
-        let mut opts = delete_request_to_wit(options);
-        opts.default_namespace = self.default_namespace(&opts.default_namespace);
-        let size = |r: &crate::bindings::runtime::DeleteResponse| opt_status_size(&r.status);
-        let answer = self
-            .call("delete", size, move |g, store| {
-                Box::pin(async move { g.call_delete(store, &res, &opts).await })
-            })
-            .await;
-        match answer {
-            Ok(r) => r.status.map(status_from_wit),
-            Err(status) => Some(status),
-        }
-    }
-
-    async fn watch(&self, resource: &Resource, options: &WatchRequest) -> WatchResponse {
-        let res = crate::convert::resource_to_wit(resource);
-        let opts = crate::bindings::runtime::WatchOptions {
-            timeout_ms: options.timeout_ms,
-            default_namespace: self.default_namespace(&options.default_namespace),
-        };
-        let size = |r: &crate::bindings::runtime::WatchResponse| {
-            opt_resource_size(&r.resource)
-                + r.health.reason.len()
-                + r.health.message.len()
-                + opt_status_size(&r.status)
-        };
-        let answer = self
-            .call("watch", size, move |g, store| {
-                Box::pin(async move { g.call_watch(store, &res, &opts).await })
-            })
-            .await;
-        let unknown = WatchResponse::failed;
-        match answer {
-            Ok(r) => match r
-                .resource
-                .map(|r| returned_resource("watch", r))
-                .transpose()
-            {
-                Ok(resource) => WatchResponse {
-                    resource,
-                    health: health_from_wit(r.health),
-                    status: r.status.map(status_from_wit),
-                },
-                Err(status) => unknown(status),
-            },
-            Err(status) => unknown(status),
-        }
+        Some(answer)
     }
 }

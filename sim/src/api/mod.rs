@@ -4,7 +4,7 @@
 //! [`Cluster::handle`] and [`Cluster::watch`].
 //!
 //! ```
-//! use sim::api::{Cluster, Request};
+//! use krt_sim::api::{Cluster, Request};
 //! let cluster = Cluster::new(1000);
 //! let created = cluster.handle(&Request::post(
 //!     "/api/v1/namespaces/default/configmaps",

@@ -272,17 +272,22 @@ pub fn patch(
     match content_type {
         "application/merge-patch+json" => {
             let patch = parse_body(body)?;
-            guest::json_merge::apply(&mut object, &patch);
+            krt_guest::merge::json::apply(&mut object, &patch);
         }
         "application/strategic-merge-patch+json" if !target.rt.custom => {
             let patch = parse_body(body)?;
-            match guest::smp::schema_for(&target.rt.api_version(), &target.rt.kind) {
+            match krt_guest::merge::strategic::schema_for(&target.rt.api_version(), &target.rt.kind)
+            {
                 Some(schema) => {
-                    object = guest::smp::apply(&object, &patch, schema).map_err(|e| {
-                        ApiError::bad_request(format!("error applying strategic merge patch: {e}"))
-                    })?;
+                    object = krt_guest::merge::strategic::apply(&object, &patch, schema).map_err(
+                        |e| {
+                            ApiError::bad_request(format!(
+                                "error applying strategic merge patch: {e}"
+                            ))
+                        },
+                    )?;
                 }
-                None => guest::json_merge::apply(&mut object, &patch),
+                None => krt_guest::merge::json::apply(&mut object, &patch),
             }
         }
         "application/json-patch+json" => {

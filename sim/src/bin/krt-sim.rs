@@ -30,10 +30,10 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
-    let sim = sim::Sim::start_with(sim::SimConfig {
+    let sim = krt_sim::Sim::start_with(krt_sim::SimConfig {
         listen: args.listen,
         controller_interval: Duration::from_millis(args.controller_interval_ms),
-        ..sim::SimConfig::default()
+        ..krt_sim::SimConfig::default()
     })
     .await?;
     let path = args.kubeconfig.unwrap_or_else(|| {

@@ -170,7 +170,7 @@ fn walk<'a>(
             }
             ListType::Map(keys) => {
                 for item in items {
-                    let Some(key) = item_key(item, keys) else {
+                    let Some(key) = item_key(item, &keys) else {
                         continue;
                     };
                     let mut child = path.to_vec();

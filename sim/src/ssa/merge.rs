@@ -49,10 +49,10 @@ fn merge_at<'a>(
             ListType::Map(keys) => {
                 let mut out = l.clone();
                 for item in c {
-                    let key = fieldset::item_key(item, keys);
+                    let key = fieldset::item_key(item, &keys);
                     let existing = key.as_ref().and_then(|k| {
                         out.iter()
-                            .position(|o| fieldset::item_key(o, keys).as_ref() == Some(k))
+                            .position(|o| fieldset::item_key(o, &keys).as_ref() == Some(k))
                     });
                     match existing {
                         Some(i) => out[i] = merge_at(&out[i], item, schema, names),

@@ -1,8 +1,9 @@
 //! What server-side apply needs to know about a kind's shape: list types (atomic, set, map with
 //! keys) and which maps are atomic or granular.
 //!
-//! Built-in list-map keys come from the shared patch schema ([`guest::smp::list_map_keys`]: the
-//! strategic-merge keys, widened where SSA's differ, e.g. ports keyed by port and protocol).
+//! Built-in list-map keys are the strategic-merge keys of the shared patch schema
+//! ([`krt_guest::merge::strategic::list_merge_key`]), widened where SSA's differ ([`SSA_KEYS`]:
+//! ports keyed by port and protocol).
 //! Custom resources without schema markers have atomic lists.
 
 /// How a list merges under server-side apply (`x-kubernetes-list-type`).
@@ -13,7 +14,28 @@ pub enum ListType {
     /// A set of scalars; each value owned separately.
     Set,
     /// Items identified by these key fields; each item owned separately.
-    Map(&'static [&'static str]),
+    Map(Vec<&'static str>),
+}
+
+/// Server-side apply's list-map keys (`x-kubernetes-list-map-keys`) where they are wider than
+/// the strategic-merge key: ports are keyed by port and protocol, topology spread constraints
+/// by topology key and `whenUnsatisfiable`.
+static SSA_KEYS: &[(&str, &[&str])] = &[
+    ("containerPort", &["containerPort", "protocol"]),
+    ("port", &["port", "protocol"]),
+    ("topologyKey", &["topologyKey", "whenUnsatisfiable"]),
+];
+
+/// The list-map keys of the list at `names` of a built-in kind: its strategic-merge key, or
+/// the wider SSA key set of [`SSA_KEYS`]; `None` for lists that are not merged by key.
+fn list_map_keys(api_version: &str, kind: &str, names: &[&str]) -> Option<Vec<&'static str>> {
+    let key = krt_guest::merge::strategic::list_merge_key(api_version, kind, names)?;
+    Some(
+        SSA_KEYS
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or_else(|| vec![key], |(_, keys)| keys.to_vec()),
+    )
 }
 
 /// The shape information for one kind.
@@ -38,14 +60,13 @@ impl Schema {
     pub fn list_type(&self, names: &[&str]) -> ListType {
         match names {
             ["metadata", "finalizers"] => return ListType::Set,
-            ["metadata", "ownerReferences"] => return ListType::Map(&["uid"]),
+            ["metadata", "ownerReferences"] => return ListType::Map(vec!["uid"]),
             _ => {}
         }
         if self.custom {
             return ListType::Atomic;
         }
-        guest::smp::list_map_keys(&self.api_version, &self.kind, names)
-            .map_or(ListType::Atomic, ListType::Map)
+        list_map_keys(&self.api_version, &self.kind, names).map_or(ListType::Atomic, ListType::Map)
     }
 
     /// Whether the map at `names` is atomic (owned and replaced as one field), like a LabelSelector.
@@ -79,16 +100,16 @@ mod tests {
         let svc = Schema::new("v1", "Service", false);
         assert_eq!(
             svc.list_type(&["spec", "ports"]),
-            ListType::Map(&["port", "protocol"])
+            ListType::Map(vec!["port", "protocol"])
         );
         let deploy = Schema::new("apps/v1", "Deployment", false);
         assert_eq!(
             deploy.list_type(&["spec", "template", "spec", "containers", "ports"]),
-            ListType::Map(&["containerPort", "protocol"])
+            ListType::Map(vec!["containerPort", "protocol"])
         );
         assert_eq!(
             deploy.list_type(&["spec", "template", "spec", "containers"]),
-            ListType::Map(&["name"])
+            ListType::Map(vec!["name"])
         );
         assert_eq!(
             deploy.list_type(&["spec", "template", "spec", "containers", "args"]),
@@ -96,7 +117,7 @@ mod tests {
         );
         assert_eq!(
             deploy.list_type(&["status", "conditions"]),
-            ListType::Map(&["type"])
+            ListType::Map(vec!["type"])
         );
         assert!(deploy.is_atomic_map(&["spec", "selector"]));
         assert!(!svc.is_atomic_map(&["spec", "selector"]));

@@ -4,8 +4,8 @@
 //! interoperation through the last-applied annotation.
 
 use crate::support::{Cluster, resource};
-use host::Runtime;
-use host::model::{Action, ApplyMode, ApplyOptions, StatusCode, StatusKind};
+use krt_host::Runtime;
+use krt_host::model::{Action, ApplyMode, ApplyOptions, StatusCode, StatusKind};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};

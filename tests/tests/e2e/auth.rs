@@ -9,25 +9,25 @@ use std::os::unix::fs::PermissionsExt;
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: auth-test, namespace: default}\ndata: {k: v}\n";
 const TOKEN: &str = "s3cret-token";
 
-async fn secure_sim() -> sim::Sim {
-    sim::Sim::start_with(sim::SimConfig {
+async fn secure_sim() -> krt_sim::Sim {
+    krt_sim::Sim::start_with(krt_sim::SimConfig {
         tls: true,
         token: Some(TOKEN.into()),
-        ..sim::SimConfig::default()
+        ..krt_sim::SimConfig::default()
     })
     .await
     .expect("TLS simulator starts")
 }
 
 /// A kubeconfig for `sim` with the given cluster and user sections.
-fn kubeconfig(sim: &sim::Sim, cluster_extra: &str, user: &str) -> String {
+fn kubeconfig(sim: &krt_sim::Sim, cluster_extra: &str, user: &str) -> String {
     format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {}\n{cluster_extra}contexts:\n- name: x\n  context: {{cluster: c, user: u}}\ncurrent-context: x\nusers:\n- name: u\n  user:\n{user}",
         sim.url()
     )
 }
 
-fn ca_data(sim: &sim::Sim) -> String {
+fn ca_data(sim: &krt_sim::Sim) -> String {
     use base64::Engine;
     let pem = sim.ca_pem().expect("a CA");
     format!(

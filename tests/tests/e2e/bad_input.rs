@@ -5,8 +5,10 @@
 //! IDs given to the Rust `Runtime` API are refused without a request that writes.
 
 use crate::support::{Cluster, Run, TempDir, cache_dir, krt_bin, workspace};
-use host::Runtime;
-use host::model::{ApplyOptions, DeleteRequest, ReadOptions, Resource, StatusCode, WatchRequest};
+use krt_host::Runtime;
+use krt_host::model::{
+    ApplyOptions, DeleteRequest, ReadOptions, Resource, StatusCode, WatchRequest,
+};
 use kube::api::{Api, DynamicObject};
 use kube::discovery::{Discovery, verbs};
 use serde_json::json;

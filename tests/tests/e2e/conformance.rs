@@ -3,11 +3,11 @@
 //! natively), each on its own simulator.
 
 use crate::support::{Cluster, resource};
-use host::model::{
+use krt_host::model::{
     Action, ApplyOptions, DeleteRequest, HealthState, PropagationPolicy, ReadOptions, StatusCode,
     WatchRequest,
 };
-use host::{KubeCluster, Runtime};
+use krt_host::{KubeCluster, Runtime};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};

@@ -10,12 +10,12 @@
 
 use crate::support::{Cluster, TempDir, client_for, krt_in, krt_spawn, resource};
 use futures::TryStreamExt;
-use host::Runtime;
-use host::model::{Action, ApplyMode, ApplyOptions, StatusCode};
+use krt_host::Runtime;
+use krt_host::model::{Action, ApplyMode, ApplyOptions, StatusCode};
+use krt_sim::{Fault, FaultAction, Sim, SimConfig};
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, WatchEvent, WatchParams};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
-use sim::{Fault, FaultAction, Sim, SimConfig};
 use std::path::Path;
 use std::time::{Duration, Instant};
 

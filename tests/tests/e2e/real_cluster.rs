@@ -3,9 +3,11 @@
 //! a fresh namespace (removed afterwards). Without it the tests say why they
 //! skip and pass.
 
-use host::model::{Action, ApplyOptions, DeleteRequest, ReadOptions, Resource};
-use host::{ComponentRuntime, ComponentSource, EngineOptions, KubeCluster, NativeRuntime, Runtime};
 use k8s_openapi::api::core::v1::Namespace;
+use krt_host::model::{Action, ApplyOptions, DeleteRequest, ReadOptions, Resource};
+use krt_host::{
+    ComponentRuntime, ComponentSource, EngineOptions, KubeCluster, NativeRuntime, Runtime,
+};
 use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::json;
 use std::sync::Arc;

@@ -3,10 +3,10 @@
 //! Writes under faults are in `faults.rs`.
 
 use crate::support::{Cluster, resource};
-use host::Runtime;
-use host::model::{ApplyOptions, ReadOptions};
+use krt_host::Runtime;
+use krt_host::model::{ApplyOptions, ReadOptions};
+use krt_sim::{Fault, FaultAction};
 use serde_json::json;
-use sim::{Fault, FaultAction};
 use std::time::{Duration, Instant};
 
 fn configmap(name: &str) -> serde_json::Value {

@@ -1,8 +1,8 @@
 //! The Rust `Runtime` API (component-backed) against a simulator.
 
 use crate::support::{Cluster, resource};
-use host::Runtime;
-use host::model::{Action, ApplyMode, ApplyOptions, DeleteRequest, ReadOptions, StatusCode};
+use krt_host::Runtime;
+use krt_host::model::{Action, ApplyMode, ApplyOptions, DeleteRequest, ReadOptions, StatusCode};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use serde_json::json;

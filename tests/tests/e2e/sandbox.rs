@@ -5,9 +5,9 @@
 //! mismatches, hot reload, the organisation-rules guest and the compile cache.
 
 use crate::support::{Cluster, TempDir, cache_dir, resource};
-use host::model::{ApplyOptions, ApplyResponse, Resource, StatusCode};
-use host::policy::Policy;
-use host::{ComponentRuntime, ComponentSource, EngineOptions, KubeCluster, Limits, Runtime};
+use krt_host::model::{ApplyOptions, ApplyResponse, Resource, StatusCode};
+use krt_host::policy::Policy;
+use krt_host::{ComponentRuntime, ComponentSource, EngineOptions, KubeCluster, Limits, Runtime};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -520,7 +520,7 @@ async fn compiled_components_are_cached_on_disk_by_content_and_settings() {
     let cluster = Cluster::start().await;
     let client = Arc::new(KubeCluster::new(cluster.client.clone(), "default"));
     let load = async |options: &EngineOptions| {
-        let (engine, cache) = host::build_engine_and_cache(options).expect("engine");
+        let (engine, cache) = krt_host::build_engine_and_cache(options).expect("engine");
         ComponentRuntime::with_engine(
             &engine,
             &ComponentSource::Default,

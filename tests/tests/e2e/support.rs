@@ -1,8 +1,8 @@
 //! Shared helpers: a simulator per test, a kube client for checking the
 //! cluster independently of krt, a component runtime, and the `krt` binary.
 
-use host::model::Resource;
-use host::{ComponentRuntime, ComponentSource, EngineOptions, KubeCluster, NativeRuntime};
+use krt_host::model::Resource;
+use krt_host::{ComponentRuntime, ComponentSource, EngineOptions, KubeCluster, NativeRuntime};
 use kube::api::{Api, DynamicObject};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::discovery::ApiResource;
@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 /// A running simulator with a client and a kubeconfig file for it.
 pub struct Cluster {
-    _sim: sim::Sim,
+    _sim: krt_sim::Sim,
     pub client: kube::Client,
     pub kubeconfig: PathBuf,
     _dir: TempDir,
@@ -44,7 +44,7 @@ impl Drop for TempDir {
 
 impl Cluster {
     pub async fn start() -> Cluster {
-        let sim = sim::Sim::start().await.expect("simulator starts");
+        let sim = krt_sim::Sim::start().await.expect("simulator starts");
         let dir = TempDir::new("kubeconfig");
         let kubeconfig = dir.0.join("kubeconfig");
         sim.write_kubeconfig(&kubeconfig)
@@ -163,14 +163,14 @@ impl Cluster {
 }
 
 /// A client for `sim`, checking the cluster independently of krt.
-pub async fn client_for(sim: &sim::Sim) -> kube::Client {
+pub async fn client_for(sim: &krt_sim::Sim) -> kube::Client {
     let mut config = kube::Config::from_custom_kubeconfig(
         Kubeconfig::from_yaml(&sim.kubeconfig_yaml()).unwrap(),
         &KubeConfigOptions::default(),
     )
     .await
     .unwrap();
-    // As `host::connect` does: KubeCluster retries, kube-rs's layer must not stack on it.
+    // As `krt_host::connect` does: KubeCluster retries, kube-rs's layer must not stack on it.
     config.default_retry = false;
     kube::Client::try_from(config).unwrap()
 }
@@ -311,7 +311,7 @@ pub fn resource(attributes: Value) -> Resource {
 
 impl Cluster {
     /// The simulator itself, for fault injection (`close_watches`, `expire_resource_versions`).
-    pub fn sim(&self) -> &sim::Sim {
+    pub fn sim(&self) -> &krt_sim::Sim {
         &self._sim
     }
 }

@@ -4,11 +4,11 @@
 //! outlives 410 Gone and closed streams, and delete-and-wait.
 
 use crate::support::{Cluster, resource};
-use host::model::{
+use krt_host::model::{
     ApplyOptions, DeleteRequest, HealthState, Progress, PropagationPolicy, StatusCode, StatusKind,
     WatchRequest,
 };
-use host::{EventSink, Runtime};
+use krt_host::{Event, EventSink, Runtime};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
@@ -21,8 +21,10 @@ use std::time::Duration;
 struct Recorder(Mutex<Vec<Progress>>);
 
 impl EventSink for Recorder {
-    fn progress(&self, event: &Progress) {
-        self.0.lock().unwrap().push(event.clone());
+    fn event(&self, event: &Event<'_>) {
+        if let Event::Progress(p) = event {
+            self.0.lock().unwrap().push((*p).clone());
+        }
     }
 }
 

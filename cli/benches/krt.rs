@@ -1,0 +1,981 @@
+//! krt's performance, measured side by side in one run against krt-sim and
+//! printed as tables of ratios (`cargo bench -p host --bench krt`, optionally
+//! followed by `-- boundary throughput startup memory scaling` to pick
+//! sections). Every figure is taken in this run; none is a stored number.
+//!
+//! 1. boundary: the same Runtime calls through `ComponentRuntime` (sandboxed
+//!    guest) and `NativeRuntime` (the same logic compiled in), interleaved.
+//! 2. throughput: `krt apply` vs `kubectl apply` (client-side and server-side)
+//!    vs a raw concurrent server-side-apply loop, each on a fresh simulator.
+//! 3. startup: `krt apply` of one ConfigMap with a cold and a warm compile
+//!    cache, the time to its first request, and its time outside API calls.
+//! 4. memory: peak RSS of `krt apply` (1,000 resources) and the most linear
+//!    memory one guest instance used.
+//! 5. scaling: `krt apply` of 10 to 5,000 ConfigMaps.
+
+use futures::{StreamExt, stream};
+use krt_host::model::{ApplyOptions, ReadOptions, Resource, WatchRequest};
+use krt_host::{
+    ComponentRuntime, ComponentSource, EngineOptions, KubeCluster, NativeRuntime, Runtime,
+};
+use krt_sim::{Sim, SimConfig};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::discovery::ApiResource;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let wanted: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let run = |name: &str| wanted.is_empty() || wanted.iter().any(|w| w == name);
+    let bench = Bench::new();
+    println!(
+        "krt benchmarks: {} CPUs, {}; krt {}",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        kubectl_version().await,
+        env!("CARGO_PKG_VERSION")
+    );
+    if run("boundary") {
+        bench.boundary().await;
+    }
+    if run("throughput") {
+        bench.throughput().await;
+    }
+    if run("startup") {
+        bench.startup().await;
+    }
+    if run("memory") {
+        bench.memory().await;
+    }
+    if run("scaling") {
+        bench.scaling().await;
+    }
+}
+
+/// Where the benchmark keeps its files and the warm compile cache.
+struct Bench {
+    dir: tempfile::TempDir,
+    cache: PathBuf,
+}
+
+/// A simulator with a kubeconfig and a client for it.
+struct Cluster {
+    sim: Sim,
+    kubeconfig: PathBuf,
+    client: kube::Client,
+}
+
+impl Cluster {
+    async fn start(dir: &Path) -> Cluster {
+        let sim = Sim::start_with(SimConfig {
+            history_limit: 100_000,
+            ..SimConfig::default()
+        })
+        .await
+        .expect("the simulator starts");
+        let kubeconfig = dir.join(format!("kubeconfig-{}", port(sim.url())));
+        sim.write_kubeconfig(&kubeconfig).unwrap();
+        let mut config = kube::Config::from_custom_kubeconfig(
+            kube::config::Kubeconfig::from_yaml(&sim.kubeconfig_yaml()).unwrap(),
+            &Default::default(),
+        )
+        .await
+        .unwrap();
+        config.default_retry = false;
+        let client = kube::Client::try_from(config).unwrap();
+        Cluster {
+            sim,
+            kubeconfig,
+            client,
+        }
+    }
+
+    fn kube_cluster(&self) -> Arc<KubeCluster> {
+        Arc::new(KubeCluster::new(self.client.clone(), "default"))
+    }
+}
+
+fn port(url: &str) -> &str {
+    url.rsplit(':').next().unwrap_or("0").trim_end_matches('/')
+}
+
+fn configmap(name: &str, i: usize) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "default"},
+        "data": {"index": i.to_string(), "payload": "x".repeat(200)}})
+}
+
+fn deployment(name: &str) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": name}},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.27",
+                    "ports": [{"containerPort": 80}],
+                    "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}})
+}
+
+fn resource(attributes: Value) -> Resource {
+    let name = attributes["metadata"]["name"].as_str().unwrap();
+    let id = format!(
+        "{}:{}:default:{name}",
+        attributes["apiVersion"].as_str().unwrap(),
+        attributes["kind"].as_str().unwrap()
+    );
+    Resource {
+        id,
+        type_: "Kubernetes".into(),
+        attributes,
+        depends_on: vec![],
+        extensions: json!({}),
+    }
+}
+
+/// Writes one YAML file per object into a fresh directory.
+fn manifests(dir: &Path, name: &str, objects: &[Value]) -> PathBuf {
+    let out = dir.join(name);
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    for (i, o) in objects.iter().enumerate() {
+        let yaml = serde_json::to_string_pretty(o).unwrap();
+        std::fs::write(out.join(format!("{i:05}.json")), yaml).unwrap();
+    }
+    out
+}
+
+fn configmaps(n: usize) -> Vec<Value> {
+    (0..n)
+        .map(|i| configmap(&format!("cm-{i:05}"), i))
+        .collect()
+}
+
+fn deployments(n: usize) -> Vec<Value> {
+    (0..n).map(|i| deployment(&format!("web-{i:04}"))).collect()
+}
+
+fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+    samples.sort();
+    let i = ((samples.len() as f64 - 1.0) * p).round() as usize;
+    samples[i]
+}
+
+fn micros(d: Duration) -> String {
+    format!("{:.1}", d.as_secs_f64() * 1e6)
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.2}", d.as_secs_f64())
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok { "met" } else { "NOT met" }
+}
+
+fn table(title: &str, header: &[&str], rows: &[Vec<String>]) {
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| {
+            rows.iter()
+                .map(|r| r[c].chars().count())
+                .chain([header[c].chars().count()])
+                .max()
+                .unwrap()
+        })
+        .collect();
+    let line = |cells: Vec<&str>| {
+        let cells: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{c:<w$}", w = widths[i]))
+            .collect();
+        println!("| {} |", cells.join(" | "));
+    };
+    println!("\n### {title}\n");
+    line(header.to_vec());
+    let rules: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    line(rules.iter().map(String::as_str).collect());
+    for r in rows {
+        line(r.iter().map(String::as_str).collect());
+    }
+}
+
+async fn kubectl_version() -> String {
+    let out = tokio::process::Command::new("kubectl")
+        .args(["version", "--client", "-o", "json"])
+        .output()
+        .await;
+    match out {
+        Ok(o) if o.status.success() => {
+            let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+            format!(
+                "kubectl {}",
+                v["clientVersion"]["gitVersion"].as_str().unwrap_or("?")
+            )
+        }
+        _ => "kubectl not found".into(),
+    }
+}
+
+impl Bench {
+    fn new() -> Bench {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        Bench { dir, cache }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Runs `krt` with `args` in a fresh directory (its own state), with the
+    /// warm cache unless `cache` says otherwise; the wall time and the exit.
+    async fn krt(&self, kubeconfig: &Path, args: &[&str], cache: &Path) -> (Duration, Run) {
+        let work = tempfile::tempdir_in(self.path()).unwrap();
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_krt"));
+        cmd.arg("--kubeconfig")
+            .arg(kubeconfig)
+            .args(args)
+            .current_dir(work.path())
+            .env("XDG_CACHE_HOME", cache)
+            .env_remove("KUBECONFIG");
+        timed(cmd).await
+    }
+
+    /// Runs `kubectl` with `args` against `cluster`.
+    async fn kubectl(&self, cluster: &Cluster, args: &[&str]) -> (Duration, Run) {
+        let mut cmd = tokio::process::Command::new("kubectl");
+        cmd.arg("--kubeconfig").arg(&cluster.kubeconfig).args(args);
+        timed(cmd).await
+    }
+
+    async fn boundary(&self) {
+        const ROUNDS: usize = 300;
+        let cluster = Cluster::start(self.path()).await;
+        let kc = cluster.kube_cluster();
+        let options = EngineOptions {
+            cache_dir: Some(self.cache.clone()),
+            ..EngineOptions::default()
+        };
+        let component = ComponentRuntime::new(&ComponentSource::Default, kc.clone(), &options)
+            .await
+            .expect("the component loads");
+        let native = NativeRuntime::new(kc.clone());
+        let web = resource(deployment("boundary"));
+        let apply = ApplyOptions::default();
+        assert_eq!(native.apply(None, Some(&web), &apply).await.status, None);
+        // A large object: 1 MiB of data in 64 keys.
+        let mut big = configmap("big", 0);
+        for k in 0..64 {
+            big["data"][format!("k{k}")] = json!("y".repeat(16 << 10));
+        }
+        let big = resource(big);
+        assert_eq!(native.apply(None, Some(&big), &apply).await.status, None);
+        let watch = WatchRequest {
+            timeout_ms: 10_000,
+            default_namespace: None,
+        };
+        let read = ReadOptions::default();
+
+        let mut rows = Vec::new();
+        // Times `$call` on `$b` (the baseline) and `$a`, interleaved; pushes a
+        // row to `$rows` and gives the ratio a / b of the medians.
+        macro_rules! versus {
+            ($rows:ident, $a:expr, $b:expr, $name:expr, $goal:expr, $rt:ident => $call:expr) => {{
+                let (mut c, mut n) = (Vec::new(), Vec::new());
+                for round in 0..ROUNDS + 20 {
+                    let t = Instant::now();
+                    let ok = {
+                        let $rt: &dyn Dyn = $a;
+                        $call.await
+                    };
+                    let tc = t.elapsed();
+                    let t = Instant::now();
+                    let ok2 = {
+                        let $rt: &dyn Dyn = $b;
+                        $call.await
+                    };
+                    let tn = t.elapsed();
+                    assert!(ok && ok2, "{} failed", $name);
+                    if round >= 20 {
+                        c.push(tc);
+                        n.push(tn);
+                    }
+                }
+                let (pc, pn) = (percentile(&mut c, 0.5), percentile(&mut n, 0.5));
+                let ratio = pc.as_secs_f64() / pn.as_secs_f64();
+                $rows.push(vec![
+                    $name.to_string(),
+                    micros(pn),
+                    micros(pc),
+                    format!("{:+.1}", (pc.as_secs_f64() - pn.as_secs_f64()) * 1e6),
+                    format!("{ratio:.3}"),
+                    $goal.to_string(),
+                ]);
+                ratio
+            }};
+        }
+        macro_rules! measure {
+            ($name:expr, $goal:expr, $rt:ident => $call:expr) => {
+                versus!(rows, &component, &native, $name, $goal, $rt => $call)
+            };
+        }
+        let apply_ratio = measure!(
+            "apply, unchanged Deployment",
+            "≤ 1.10×",
+            rt => rt.apply_ok(&web, &apply)
+        );
+        let read_ratio = measure!("read, Deployment", "≤ 1.10×", rt => rt.read_ok(&web, &read));
+        let ordinary = component.stats().peak_instance_memory_bytes;
+        measure!(
+            "watch (GET + health), 1 MiB ConfigMap",
+            "",
+            rt => rt.watch_ok(&big, &watch)
+        );
+        measure!(
+            "instantiate + call (read, invalid request, no API call)",
+            "≤ 25 µs p50",
+            rt => rt.empty_read()
+        );
+        let call = rows.last().unwrap()[2].parse::<f64>().unwrap();
+        table(
+            &format!("Boundary cost: p50 of {ROUNDS} interleaved calls each, same simulator"),
+            &[
+                "operation",
+                "native µs",
+                "component µs",
+                "difference µs",
+                "component / native",
+                "goal",
+            ],
+            &rows,
+        );
+        println!(
+            "\napply ratio {apply_ratio:.3} ({}), read ratio {read_ratio:.3} ({}), \
+             instantiate+call p50 {call:.1} µs ({})",
+            verdict(apply_ratio <= 1.10),
+            verdict(read_ratio <= 1.10),
+            verdict(call <= 25.0)
+        );
+        let stats = component.stats();
+        let mib = |b: usize| b as f64 / f64::from(1 << 20);
+        println!(
+            "guest instances: {}; most linear memory one instance held: {:.2} MiB for the \
+             Deployment calls (goal ≤ 4 MiB: {}), {:.2} MiB with the 1 MiB ConfigMap",
+            stats.instances,
+            mib(ordinary),
+            verdict(ordinary <= 4 << 20),
+            mib(stats.peak_instance_memory_bytes),
+        );
+
+        // Levers, each against the default set-up above.
+        let mut levers = Vec::new();
+        let lever = |options: EngineOptions, source: ComponentSource| {
+            let kc = kc.clone();
+            async move {
+                ComponentRuntime::new(&source, kc, &options)
+                    .await
+                    .expect("the component loads")
+            }
+        };
+        let released = lever(
+            EngineOptions {
+                keep_resident_bytes: 0,
+                ..options.clone()
+            },
+            ComponentSource::Default,
+        )
+        .await;
+        versus!(levers, &released, &component,
+            "memory handed back to the kernel after each instance (keep_resident 0): instantiate + call",
+            "", rt => rt.empty_read());
+        versus!(levers, &released, &component,
+            "memory handed back to the kernel after each instance (keep_resident 0): read",
+            "", rt => rt.read_ok(&web, &read));
+        if let Some(path) = std::env::var_os("KRT_BENCH_GUEST") {
+            let label =
+                std::env::var("KRT_BENCH_GUEST_LABEL").unwrap_or_else(|_| "KRT_BENCH_GUEST".into());
+            let other = lever(options.clone(), ComponentSource::File(path.into())).await;
+            versus!(levers, &other, &component, format!("{label}: apply, unchanged Deployment"),
+                "", rt => rt.apply_ok(&web, &apply));
+            versus!(levers, &other, &component, format!("{label}: watch, 1 MiB ConfigMap"),
+                "", rt => rt.watch_ok(&big, &watch));
+        }
+        table(
+            "Levers: each variant against the default component runtime, interleaved",
+            &[
+                "variant and operation",
+                "default µs",
+                "variant µs",
+                "difference µs",
+                "variant / default",
+                "",
+            ],
+            &levers,
+        );
+    }
+
+    async fn throughput(&self) {
+        self.warm_cache().await;
+        let mut rows = Vec::new();
+        for (what, objects) in [
+            ("1,000 ConfigMaps", configmaps(1000)),
+            ("200 Deployments", deployments(200)),
+        ] {
+            let dir = manifests(self.path(), "throughput", &objects);
+            let dir = dir.to_str().unwrap();
+            let n = objects.len() as f64;
+            let mut times = Vec::new();
+            for (tool, args) in [
+                ("krt apply", vec!["apply", "-f", dir, "--yes"]),
+                (
+                    "krt apply --watch=false",
+                    vec!["apply", "-f", dir, "--yes", "--watch=false"],
+                ),
+                ("kubectl apply (client-side)", vec!["apply", "-f", dir]),
+                (
+                    "kubectl apply --server-side",
+                    vec!["apply", "--server-side", "-f", dir],
+                ),
+            ] {
+                let cluster = Cluster::start(self.path()).await;
+                let (took, run) = if tool.starts_with("krt") {
+                    self.krt(&cluster.kubeconfig, &args, &self.cache).await
+                } else {
+                    self.kubectl(&cluster, &args).await
+                };
+                run.check(tool);
+                times.push((tool.to_string(), took));
+            }
+            let cluster = Cluster::start(self.path()).await;
+            let raw = raw_apply(&cluster, &objects, 32).await;
+            times.push((
+                "raw server-side apply, 32 concurrent (simulator capacity)".into(),
+                raw,
+            ));
+            let krt = times[0].1;
+            for (tool, took) in &times {
+                rows.push(vec![
+                    what.to_string(),
+                    tool.clone(),
+                    secs(*took),
+                    format!("{:.0}", n / took.as_secs_f64()),
+                    format!("{:.2}", took.as_secs_f64() / krt.as_secs_f64()),
+                ]);
+            }
+        }
+        // The simulator answers in well under a millisecond; a real API server
+        // is a network round trip away. The same 1,000 ConfigMaps with 5 ms
+        // added to every request:
+        let objects = configmaps(1000);
+        let dir = manifests(self.path(), "latency", &objects);
+        let dir = dir.to_str().unwrap();
+        let mut times = Vec::new();
+        for (tool, args) in [
+            ("krt apply", vec!["apply", "-f", dir, "--yes"]),
+            (
+                "krt apply --concurrency 32",
+                vec!["apply", "-f", dir, "--yes", "--concurrency", "32"],
+            ),
+            ("kubectl apply (client-side)", vec!["apply", "-f", dir]),
+            (
+                "kubectl apply --server-side",
+                vec!["apply", "--server-side", "-f", dir],
+            ),
+        ] {
+            let cluster = Cluster::start(self.path()).await;
+            cluster.sim.inject_fault(krt_sim::Fault {
+                verb: None,
+                path: None,
+                times: usize::MAX,
+                action: krt_sim::FaultAction::Latency { millis: 5 },
+            });
+            let (took, run) = if tool.starts_with("krt") {
+                self.krt(&cluster.kubeconfig, &args, &self.cache).await
+            } else {
+                self.kubectl(&cluster, &args).await
+            };
+            run.check(tool);
+            times.push((tool.to_string(), took));
+        }
+        let krt = times[0].1;
+        for (tool, took) in &times {
+            rows.push(vec![
+                "1,000 ConfigMaps, 5 ms API latency".into(),
+                tool.clone(),
+                secs(*took),
+                format!("{:.0}", 1000.0 / took.as_secs_f64()),
+                format!("{:.2}", took.as_secs_f64() / krt.as_secs_f64()),
+            ]);
+        }
+        table(
+            "Throughput: each tool on a fresh simulator (krt waits for health; kubectl does not)",
+            &[
+                "objects",
+                "tool",
+                "seconds",
+                "objects/s",
+                "its time / krt's (> 1: krt faster)",
+            ],
+            &rows,
+        );
+
+        let dir = manifests(self.path(), "sweep", &configmaps(1000));
+        let mut rows = Vec::new();
+        for c in ["1", "4", "10", "16", "32"] {
+            let cluster = Cluster::start(self.path()).await;
+            let (took, run) = self
+                .krt(
+                    &cluster.kubeconfig,
+                    &[
+                        "apply",
+                        "-f",
+                        dir.to_str().unwrap(),
+                        "--yes",
+                        "--concurrency",
+                        c,
+                    ],
+                    &self.cache,
+                )
+                .await;
+            run.check("krt apply --concurrency");
+            rows.push(vec![
+                c.to_string(),
+                secs(took),
+                format!("{:.0}", 1000.0 / took.as_secs_f64()),
+            ]);
+        }
+        table(
+            "Concurrency: krt apply of 1,000 ConfigMaps",
+            &["--concurrency", "seconds", "objects/s"],
+            &rows,
+        );
+    }
+
+    /// Compiles the built-in component into the warm cache.
+    async fn warm_cache(&self) {
+        let cluster = Cluster::start(self.path()).await;
+        let dir = manifests(self.path(), "warm", &configmaps(1));
+        let (_, run) = self
+            .krt(
+                &cluster.kubeconfig,
+                &["apply", "-f", dir.to_str().unwrap(), "--yes"],
+                &self.cache,
+            )
+            .await;
+        run.check("warming the cache");
+    }
+
+    async fn startup(&self) {
+        self.warm_cache().await;
+        let cluster = Cluster::start(self.path()).await;
+        let proxy = Proxy::start(cluster.sim.url()).await;
+        let kubeconfig = self.path().join("kubeconfig-proxy");
+        std::fs::write(
+            &kubeconfig,
+            cluster
+                .sim
+                .kubeconfig_yaml()
+                .replace(cluster.sim.url().trim_end_matches('/'), &proxy.url),
+        )
+        .unwrap();
+        let dir = manifests(self.path(), "startup", &configmaps(1));
+        let args = ["apply", "-f", dir.to_str().unwrap(), "--yes"];
+        let mut rows = Vec::new();
+        let mut overheads = Vec::new();
+        for (label, runs) in [("cold cache", 3), ("warm cache", 7)] {
+            let (mut wall, mut first, mut api) = (Vec::new(), Vec::new(), Vec::new());
+            let mut requests = 0;
+            for i in 0..runs {
+                let cache = if label == "cold cache" {
+                    self.path().join(format!("cold-{i}"))
+                } else {
+                    self.cache.clone()
+                };
+                proxy.reset();
+                let started = Instant::now();
+                let (took, run) = self.krt(&kubeconfig, &args, &cache).await;
+                run.check(label);
+                let (first_request, busy, seen) = proxy.report(started);
+                requests = seen;
+                wall.push(took);
+                first.push(first_request);
+                api.push(busy);
+                if label == "warm cache" {
+                    overheads.push(took.saturating_sub(busy));
+                }
+            }
+            let (w, f, a) = (
+                percentile(&mut wall, 0.5),
+                percentile(&mut first, 0.5),
+                percentile(&mut api, 0.5),
+            );
+            rows.push(vec![
+                label.to_string(),
+                format!("{:.0}", w.as_secs_f64() * 1e3),
+                format!("{:.0}", f.as_secs_f64() * 1e3),
+                format!("{:.0}", a.as_secs_f64() * 1e3),
+                format!("{:.0}", w.saturating_sub(a).as_secs_f64() * 1e3),
+                requests.to_string(),
+            ]);
+        }
+        let cold = rows[0][1].parse::<f64>().unwrap();
+        let warm = rows[1][1].parse::<f64>().unwrap();
+        table(
+            "Start-up: krt apply of one ConfigMap (median; the API time is measured by a proxy)",
+            &[
+                "compile cache",
+                "wall ms",
+                "first request after ms",
+                "in API calls ms",
+                "outside API calls ms",
+                "API requests",
+            ],
+            &rows,
+        );
+        let overhead = percentile(&mut overheads, 0.5);
+        println!(
+            "\ncold / warm: {:.2}×; warm start-up beyond the API round trips: {} ms (goal ≤ 100 ms: {})",
+            cold / warm,
+            overhead.as_millis(),
+            verdict(overhead <= Duration::from_millis(100))
+        );
+        drop(cluster);
+    }
+
+    async fn memory(&self) {
+        self.warm_cache().await;
+        let mut rows = Vec::new();
+        for (what, objects) in [
+            ("1,000 ConfigMaps", configmaps(1000)),
+            ("200 Deployments", deployments(200)),
+        ] {
+            let dir = manifests(self.path(), "memory", &objects);
+            let cluster = Cluster::start(self.path()).await;
+            let work = tempfile::tempdir_in(self.path()).unwrap();
+            let mut cmd = tokio::process::Command::new("/usr/bin/time");
+            cmd.args(["-f", "maxrss_kib=%M"])
+                .arg(env!("CARGO_BIN_EXE_krt"))
+                .arg("--kubeconfig")
+                .arg(&cluster.kubeconfig)
+                .args(["apply", "-f", dir.to_str().unwrap(), "--yes"])
+                .current_dir(work.path())
+                .env("XDG_CACHE_HOME", &self.cache);
+            let (_, run) = timed(cmd).await;
+            run.check("krt apply under /usr/bin/time");
+            let kib: f64 = run
+                .stderr
+                .lines()
+                .find_map(|l| l.strip_prefix("maxrss_kib="))
+                .and_then(|v| v.trim().parse().ok())
+                .expect("/usr/bin/time printed the peak RSS");
+            let mib = kib / 1024.0;
+            rows.push(vec![
+                format!("krt apply, {what}"),
+                format!("{mib:.1}"),
+                format!("≤ 150 MiB: {}", verdict(mib <= 150.0)),
+            ]);
+        }
+        table(
+            "Memory: peak resident set of the krt process",
+            &["run", "peak RSS MiB", "goal"],
+            &rows,
+        );
+    }
+
+    async fn scaling(&self) {
+        self.warm_cache().await;
+        let mut rows = Vec::new();
+        let mut per = Vec::new();
+        for n in [10usize, 100, 1000, 5000] {
+            let dir = manifests(self.path(), "scaling", &configmaps(n));
+            let cluster = Cluster::start(self.path()).await;
+            let (took, run) = self
+                .krt(
+                    &cluster.kubeconfig,
+                    &["apply", "-f", dir.to_str().unwrap(), "--yes"],
+                    &self.cache,
+                )
+                .await;
+            run.check("krt apply (scaling)");
+            let each = took / n as u32;
+            per.push(each);
+            rows.push(vec![
+                n.to_string(),
+                secs(took),
+                format!("{:.0}", each.as_secs_f64() * 1e6),
+                format!("{:.0}", n as f64 / took.as_secs_f64()),
+            ]);
+        }
+        table(
+            "Scaling: krt apply of N ConfigMaps, fresh simulator each",
+            &["N", "seconds", "µs per object", "objects/s"],
+            &rows,
+        );
+        let growth = per[3].as_secs_f64() / per[2].as_secs_f64();
+        println!(
+            "\nper-object time at 5,000 / at 1,000: {growth:.2} (linear or better: ≤ 1.10; {})",
+            verdict(growth <= 1.10)
+        );
+    }
+}
+
+/// The two runtimes behind one object-safe face, so one loop times both.
+trait Dyn: Sync {
+    fn apply_ok<'a>(
+        &'a self,
+        r: &'a Resource,
+        o: &'a ApplyOptions,
+    ) -> futures::future::BoxFuture<'a, bool>;
+    fn read_ok<'a>(
+        &'a self,
+        r: &'a Resource,
+        o: &'a ReadOptions,
+    ) -> futures::future::BoxFuture<'a, bool>;
+    fn watch_ok<'a>(
+        &'a self,
+        r: &'a Resource,
+        o: &'a WatchRequest,
+    ) -> futures::future::BoxFuture<'a, bool>;
+    fn empty_read(&self) -> futures::future::BoxFuture<'_, bool>;
+}
+
+impl<R: Runtime> Dyn for R {
+    fn apply_ok<'a>(
+        &'a self,
+        r: &'a Resource,
+        o: &'a ApplyOptions,
+    ) -> futures::future::BoxFuture<'a, bool> {
+        Box::pin(async move { self.apply(None, Some(r), o).await.status.is_none() })
+    }
+    fn read_ok<'a>(
+        &'a self,
+        r: &'a Resource,
+        o: &'a ReadOptions,
+    ) -> futures::future::BoxFuture<'a, bool> {
+        Box::pin(async move { self.read(None, Some(r), o).await.resource.is_some() })
+    }
+    fn watch_ok<'a>(
+        &'a self,
+        r: &'a Resource,
+        o: &'a WatchRequest,
+    ) -> futures::future::BoxFuture<'a, bool> {
+        Box::pin(async move { self.watch(r, o).await.status.is_none() })
+    }
+    fn empty_read(&self) -> futures::future::BoxFuture<'_, bool> {
+        Box::pin(async move {
+            let r = self.read(None, None, &ReadOptions::default()).await;
+            r.status.is_some_and(|s| s.is_error())
+        })
+    }
+}
+
+/// A finished process.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn check(&self, what: &str) {
+        assert_eq!(
+            self.code,
+            Some(0),
+            "{what} failed:\n{}\n{}",
+            self.stdout,
+            self.stderr
+        );
+    }
+}
+
+async fn timed(mut cmd: tokio::process::Command) -> (Duration, Run) {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let started = Instant::now();
+    let out = cmd.output().await.expect("the command starts");
+    let took = started.elapsed();
+    (
+        took,
+        Run {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        },
+    )
+}
+
+/// The simulator's capacity: server-side applies of `objects` straight from a
+/// kube client, `concurrency` at a time.
+async fn raw_apply(cluster: &Cluster, objects: &[Value], concurrency: usize) -> Duration {
+    let started = Instant::now();
+    let results: Vec<bool> = stream::iter(objects)
+        .map(|o| {
+            let client = cluster.client.clone();
+            async move {
+                let (group, version) = o["apiVersion"]
+                    .as_str()
+                    .unwrap()
+                    .split_once('/')
+                    .unwrap_or(("", o["apiVersion"].as_str().unwrap()));
+                let kind = o["kind"].as_str().unwrap();
+                let ar = ApiResource {
+                    group: group.into(),
+                    version: version.into(),
+                    api_version: o["apiVersion"].as_str().unwrap().into(),
+                    kind: kind.into(),
+                    plural: format!("{}s", kind.to_lowercase()),
+                };
+                let api: Api<DynamicObject> = Api::namespaced_with(client, "default", &ar);
+                api.patch(
+                    o["metadata"]["name"].as_str().unwrap(),
+                    &PatchParams::apply("raw"),
+                    &Patch::Apply(o),
+                )
+                .await
+                .is_ok()
+            }
+        })
+        .buffer_unordered(concurrency)
+        .collect()
+        .await;
+    assert!(results.iter().all(|ok| *ok), "raw applies failed");
+    started.elapsed()
+}
+
+/// A TCP proxy in front of the simulator that notes when the first connection
+/// arrives and the spans during which requests are outstanding.
+struct Proxy {
+    url: String,
+    log: Arc<Mutex<ProxyLog>>,
+}
+
+#[derive(Default)]
+struct ProxyLog {
+    first: Option<Instant>,
+    /// (request sent, last response byte) spans, per request.
+    spans: Vec<(Instant, Instant)>,
+}
+
+impl Proxy {
+    async fn start(upstream: &str) -> Proxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let upstream = upstream
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_owned();
+        let log = Arc::new(Mutex::new(ProxyLog::default()));
+        let shared = log.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((client, _)) = listener.accept().await else {
+                    return;
+                };
+                shared
+                    .lock()
+                    .unwrap()
+                    .first
+                    .get_or_insert_with(Instant::now);
+                let server = tokio::net::TcpStream::connect(&upstream).await.unwrap();
+                tokio::spawn(relay(client, server, shared.clone()));
+            }
+        });
+        Proxy { url, log }
+    }
+
+    fn reset(&self) {
+        *self.log.lock().unwrap() = ProxyLog::default();
+    }
+
+    /// The time from `started` to the first connection, the time during
+    /// which at least one request was outstanding, and the requests seen.
+    fn report(&self, started: Instant) -> (Duration, Duration, usize) {
+        let log = self.log.lock().unwrap();
+        let requests = log.spans.len();
+        let first = log.first.map_or(Duration::ZERO, |f| f - started);
+        let mut spans = log.spans.clone();
+        spans.sort();
+        let mut busy = Duration::ZERO;
+        let mut current: Option<(Instant, Instant)> = None;
+        for (s, e) in spans {
+            current = match current {
+                Some((cs, ce)) if s <= ce => Some((cs, ce.max(e))),
+                Some((cs, ce)) => {
+                    busy += ce - cs;
+                    Some((s, e))
+                }
+                None => Some((s, e)),
+            };
+        }
+        if let Some((cs, ce)) = current {
+            busy += ce - cs;
+        }
+        (first, busy, requests)
+    }
+}
+
+/// Copies both ways; a request starts with the first client bytes after a
+/// response and ends with the last response bytes before the next request.
+async fn relay(
+    mut client: tokio::net::TcpStream,
+    mut server: tokio::net::TcpStream,
+    log: Arc<Mutex<ProxyLog>>,
+) {
+    let (mut cr, mut cw) = client.split();
+    let (mut sr, mut sw) = server.split();
+    let span: Mutex<Option<(Instant, Instant)>> = Mutex::new(None);
+    let close = |span: &Mutex<Option<(Instant, Instant)>>| {
+        if let Some(s) = span.lock().unwrap().take() {
+            log.lock().unwrap().spans.push(s);
+        }
+    };
+    let up = async {
+        let mut buf = vec![0u8; 64 << 10];
+        loop {
+            let n = match cr.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            let now = Instant::now();
+            {
+                // Bytes after a response has begun start the next request.
+                let mut s = span.lock().unwrap();
+                if s.is_none_or(|(start, end)| end > start) {
+                    if let Some(done) = s.take() {
+                        log.lock().unwrap().spans.push(done);
+                    }
+                    *s = Some((now, now));
+                }
+            }
+            if sw.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+        }
+        let _ = sw.shutdown().await;
+    };
+    let down = async {
+        let mut buf = vec![0u8; 64 << 10];
+        loop {
+            let n = match sr.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            if let Some((_, end)) = span.lock().unwrap().as_mut() {
+                *end = Instant::now();
+            }
+            if cw.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+        }
+        let _ = cw.shutdown().await;
+    };
+    tokio::join!(up, down);
+    close(&span);
+}

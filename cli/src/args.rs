@@ -1,0 +1,241 @@
+//! The command line's shape: global options, the subcommands, exit codes,
+//! logging, and the dispatch to `commands/`.
+
+use crate::commands::{
+    ApplyCommand, DestroyCommand, DriftCommand, ImportCommand, PreviewCommand, ReadCommand,
+    StateCommand, WatchCommand,
+};
+use crate::output::{OutputFormat, Printer};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+use krt_stack::Verdict;
+use std::path::PathBuf;
+use tracing_subscriber::EnvFilter;
+
+/// Exit codes of `krt`, the only place they are defined (clap itself exits
+/// with 2 on a usage error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCode {
+    /// 0: everything succeeded (for `drift`: no drift).
+    Success,
+    /// 1: invalid input, an error before any change, or at least one resource failed.
+    Failure,
+    /// 2: `krt drift` found drift.
+    Drift,
+    /// 3: a resource did not become healthy within `--timeout` (and nothing else failed).
+    Timeout,
+}
+
+impl ExitCode {
+    /// The exit code of a walk's verdict.
+    pub fn of(verdict: Verdict) -> ExitCode {
+        match verdict {
+            Verdict::Succeeded => ExitCode::Success,
+            Verdict::Failed => ExitCode::Failure,
+            Verdict::TimedOut => ExitCode::Timeout,
+        }
+    }
+
+    /// The process exit status.
+    pub fn code(self) -> u8 {
+        match self {
+            ExitCode::Success => 0,
+            ExitCode::Failure => 1,
+            ExitCode::Drift => 2,
+            ExitCode::Timeout => 3,
+        }
+    }
+}
+
+/// krt: apply stacks of Kubernetes resources through a sandboxed WebAssembly runtime.
+#[derive(Debug, Parser)]
+#[command(name = "krt", version, about, long_about = None)]
+#[command(
+    after_help = "Exit codes: 0 success; 1 invalid input or a failed resource; \
+2 usage error, or drift found (krt drift); 3 timeout waiting for health."
+)]
+pub struct Cli {
+    /// Options every command takes.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// The capability policy enforced on every cluster call of the component.
+    #[command(flatten)]
+    pub policy: crate::policy_args::PolicyArgs,
+    /// Path to a kubeconfig file (default: KUBECONFIG, then ~/.kube/config).
+    #[arg(long, global = true, env = "KRT_KUBECONFIG")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use.
+    #[arg(long, global = true)]
+    pub context: Option<String>,
+    /// Namespace for resources that name none (default: the context's namespace).
+    #[arg(short = 'n', long, global = true)]
+    pub namespace: Option<String>,
+    /// Which cluster: a kubeconfig when one exists else the embedded simulator
+    /// (auto), always the simulator (sim), or always a kubeconfig (kubeconfig).
+    #[arg(long, global = true, value_enum, default_value_t = ClusterArg::Auto)]
+    pub cluster: ClusterArg,
+    /// Where the embedded cluster keeps its objects between runs.
+    #[arg(long, global = true, default_value = ".krt/sim-state.json")]
+    pub sim_state: PathBuf,
+    /// A runtime component to use instead of the built-in guest.
+    #[arg(long, global = true)]
+    pub component: Option<PathBuf>,
+    /// The stack: the set of resources whose state is recorded together.
+    #[arg(
+        short = 's',
+        long,
+        global = true,
+        env = "KRT_STACK",
+        default_value = "default"
+    )]
+    pub stack: String,
+    /// Where the stack's state is kept: files under --state-dir (local), or a
+    /// Secret `krt-state-<stack>` in --state-namespace (kubernetes).
+    #[arg(long, global = true, value_enum, default_value_t = StateArg::Local)]
+    pub state: StateArg,
+    /// The directory of local states.
+    #[arg(long, global = true, default_value = ".krt/state")]
+    pub state_dir: PathBuf,
+    /// The namespace of state Secrets (default: -n, else the context's namespace).
+    #[arg(long, global = true)]
+    pub state_namespace: Option<String>,
+    /// How results are printed: for people (table), or one JSON or YAML document on stdout.
+    #[arg(short = 'o', long, global = true, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+    /// How apply writes: server-side apply, or a client-side three-way merge
+    /// against the state (strategic merge patch for built-in kinds).
+    #[arg(long, global = true, value_enum, default_value_t = ModeArg::ServerSide)]
+    pub mode: ModeArg,
+    /// More logs on stderr (-v info, -vv debug, -vvv trace); KRT_LOG overrides.
+    #[arg(short = 'v', long, global = true, action = ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// `--cluster` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ClusterArg {
+    /// A kubeconfig if one exists, else the embedded simulator.
+    Auto,
+    /// The embedded simulator.
+    Sim,
+    /// A kubeconfig.
+    Kubeconfig,
+}
+
+/// `--state` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StateArg {
+    /// `<state-dir>/<stack>.json`, locked with `<stack>.lock`.
+    Local,
+    /// A Secret in the cluster, locked with a second Secret.
+    Kubernetes,
+}
+
+/// `--mode` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// Server-side apply with a field manager.
+    ServerSide,
+    /// Client-side three-way merge against the recorded state.
+    ClientSide,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show what `apply` would do: create, update, replace, delete or unchanged, with diffs.
+    Preview(PreviewCommand),
+    /// Preview, confirm, then apply in dependency order and wait for health.
+    Apply(ApplyCommand),
+    /// Delete the stack's resources (or those of -f), dependents first.
+    #[command(visible_alias = "delete")]
+    Destroy(DestroyCommand),
+    /// Print live objects with their health and drift from the state.
+    Read(ReadCommand),
+    /// Compare live objects with the state; exit 2 when they drifted.
+    Drift(DriftCommand),
+    /// Wait until the resources are healthy, showing progress.
+    Watch(WatchCommand),
+    /// Adopt live objects into the stack's state.
+    Import(ImportCommand),
+    /// Inspect and unlock recorded states.
+    #[command(subcommand)]
+    State(StateCommand),
+}
+
+/// The input, required.
+#[derive(Debug, Clone, Args)]
+pub struct InputArgs {
+    /// Input: a file (Kubernetes YAML/JSON, multi-document, or a Kusion spec
+    /// with `resources:`), a directory of them (not recursive), or `-` for stdin.
+    #[arg(short = 'f', long = "filename", required = true)]
+    pub files: Vec<PathBuf>,
+}
+
+/// The input, optional: without it, a command works on the stack's recorded state.
+#[derive(Debug, Clone, Args)]
+pub struct StateOrInputArgs {
+    /// Input (as for apply) naming the resources to work on; default: every
+    /// resource recorded in the stack's state.
+    #[arg(short = 'f', long = "filename")]
+    pub files: Vec<PathBuf>,
+}
+
+impl Cli {
+    /// Sets up logging on stderr: `KRT_LOG` when set, else by `-v`.
+    pub fn init_logging(&self) {
+        // kube-rs logs every failed connection attempt at ERROR; krt reports
+        // the failure itself, so that noise is off unless asked for (-vv).
+        let level = match self.global.verbose {
+            0 => "warn,kube_client::client::builder=off",
+            1 => "info,kube_client::client::builder=off",
+            2 => "debug",
+            _ => "trace",
+        };
+        tracing_subscriber::fmt()
+            .with_env_filter(
+                EnvFilter::try_from_env("KRT_LOG").unwrap_or_else(|_| EnvFilter::new(level)),
+            )
+            .with_writer(std::io::stderr)
+            .init();
+    }
+
+    /// Runs the parsed command and returns the process exit code; an error is
+    /// printed with its causes.
+    pub async fn execute(self) -> ExitCode {
+        let printer = Printer::new(self.global.output);
+        let global = &self.global;
+        let result = match self.command {
+            Command::Preview(cmd) => cmd.execute(global, &printer).await,
+            Command::Apply(cmd) => cmd.execute(global, &printer).await,
+            Command::Destroy(cmd) => cmd.execute(global, &printer).await,
+            Command::Read(cmd) => cmd.execute(global, &printer).await,
+            Command::Drift(cmd) => cmd.execute(global, &printer).await,
+            Command::Watch(cmd) => cmd.execute(global, &printer).await,
+            Command::Import(cmd) => cmd.execute(global, &printer).await,
+            Command::State(cmd) => cmd.execute(global, &printer).await,
+        };
+        result.unwrap_or_else(|e| {
+            printer.error(format!("{e:#}"));
+            ExitCode::Failure
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn verify_cli() {
+        Cli::command().debug_assert();
+    }
+}

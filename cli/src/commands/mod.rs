@@ -1,0 +1,38 @@
+//! One module per subcommand: each parses its own flags, opens a session,
+//! runs krt-stack's walk and prints the result.
+
+mod apply;
+mod destroy;
+mod drift;
+mod import;
+mod preview;
+mod read;
+mod state;
+mod watch;
+
+pub use apply::ApplyCommand;
+pub use destroy::DestroyCommand;
+pub use drift::DriftCommand;
+pub use import::ImportCommand;
+pub use preview::PreviewCommand;
+pub use read::ReadCommand;
+pub use state::StateCommand;
+pub use watch::WatchCommand;
+
+use crate::args::ExitCode;
+use crate::output::Printer;
+use krt_stack::Recorder;
+
+/// Saves what `state` has not saved yet; a failure is reported and fails the run.
+async fn flushed(state: &Recorder<'_>, printer: &Printer, exit: ExitCode) -> ExitCode {
+    match state.flush().await {
+        Ok(()) => exit,
+        Err(e) => {
+            printer.error(format!(
+                "the state was not saved: {:#}",
+                anyhow::Error::from(e)
+            ));
+            ExitCode::Failure
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! What the commands share: the checked input stack, a connected cluster with
+//! a component runtime, and the state backend.
+
+use crate::args::{ClusterArg, GlobalArgs, InputArgs, ModeArg, StateArg, StateOrInputArgs};
+use crate::output::Printer;
+use anyhow::Context;
+use krt_guest::model::{ApplyMode, Resource};
+use krt_host::{
+    ClusterChoice, ComponentRuntime, ComponentSource, ConnectOptions, Connected, EngineOptions,
+    KubernetesBackend, connect,
+};
+use krt_stack::state::check_stack_name;
+use krt_stack::{LocalBackend, Stack, State, StateBackend, Targets};
+use std::time::Duration;
+
+/// A connected runtime and the state backend.
+pub struct Session {
+    /// The runtime (guest events go to tracing; commands attach their display).
+    pub runtime: ComponentRuntime,
+    /// Where the stack's state is kept.
+    pub backend: Box<dyn StateBackend>,
+    /// Keeps an embedded simulator alive.
+    _connected: Connected,
+}
+
+/// Loads and checks every input file as one stack. Every problem is printed
+/// (with "nothing was applied"); `None` then.
+pub fn load_stack(input: &InputArgs, printer: &Printer) -> Option<Stack> {
+    match krt_stack::graph::load(&input.files) {
+        Ok(stack) => Some(stack),
+        Err(e) => {
+            printer.error(e.problems.join("\n"));
+            printer.note("invalid input: nothing was applied");
+            None
+        }
+    }
+}
+
+/// The local state backend of `--state-dir`.
+pub fn local_backend(global: &GlobalArgs) -> LocalBackend {
+    LocalBackend::new(&global.state_dir)
+}
+
+/// Connects to the cluster, loads the component (with a per-call time limit
+/// above `watch_timeout`) and opens the state backend. The capability policy
+/// covers `scope` and the resources recorded in the stack's state, and allows
+/// writing as `field_manager`.
+///
+/// # Errors
+/// An invalid stack name, no usable cluster, or a component that does not load.
+pub async fn open(
+    global: &GlobalArgs,
+    printer: &Printer,
+    watch_timeout: Duration,
+    scope: &[Resource],
+    field_manager: Option<&str>,
+) -> anyhow::Result<Session> {
+    check_stack_name(&global.stack)?;
+    let options = ConnectOptions {
+        choice: match global.cluster {
+            ClusterArg::Auto => ClusterChoice::Auto,
+            ClusterArg::Sim => ClusterChoice::Sim,
+            ClusterArg::Kubeconfig => ClusterChoice::Kubeconfig,
+        },
+        kubeconfig: global.kubeconfig.clone(),
+        context: global.context.clone(),
+        namespace: global.namespace.clone(),
+        sim_state: Some(global.sim_state.clone()),
+    };
+    let connected = connect(&options).await?;
+    printer.note(format!("using {}", connected.description));
+    let source = match &global.component {
+        Some(path) => ComponentSource::File(path.clone()),
+        None => ComponentSource::Default,
+    };
+    let mut engine = EngineOptions::default();
+    engine.limits.call_timeout = engine
+        .limits
+        .call_timeout
+        .max(watch_timeout + Duration::from_secs(30));
+    let runtime = ComponentRuntime::new(&source, connected.cluster.clone(), &engine)
+        .await
+        .with_context(|| match &global.component {
+            Some(p) => format!("failed to load the runtime component '{}'", p.display()),
+            None => "failed to load the built-in runtime component".to_owned(),
+        })?;
+    let backend: Box<dyn StateBackend> = match global.state {
+        StateArg::Local => Box::new(local_backend(global)),
+        StateArg::Kubernetes => {
+            let namespace = global
+                .state_namespace
+                .clone()
+                .unwrap_or_else(|| connected.cluster.default_namespace().to_owned());
+            Box::new(KubernetesBackend::new(
+                connected.cluster.client().clone(),
+                &namespace,
+            ))
+        }
+    };
+    // The capability policy: by default exactly the namespaces and kinds of
+    // the resources in scope (the input and the stack's recorded state).
+    let recorded = backend.load(&global.stack).await?;
+    let mut resources = scope.to_vec();
+    resources.extend(recorded.resources.iter().cloned());
+    let mut policy = global
+        .policy
+        .resolve(&resources, connected.cluster.default_namespace())?;
+    if let Some(manager) = field_manager {
+        policy.allow_field_manager(manager);
+    }
+    Ok(Session {
+        runtime: runtime.with_policy(policy),
+        backend,
+        _connected: connected,
+    })
+}
+
+/// The runtime's apply mode for `--mode`.
+pub fn apply_mode(global: &GlobalArgs) -> ApplyMode {
+    match global.mode {
+        ModeArg::ServerSide => ApplyMode::ServerSide,
+        ModeArg::ClientSide => ApplyMode::ClientSideThreeWay,
+    }
+}
+
+/// Opens a session for a command that works on `-f` files or on the recorded
+/// resources: loads the input (`None` when invalid; the problems are printed),
+/// connects with the input in the policy's scope, and loads the state.
+///
+/// # Errors
+/// As [`open`], or an unreadable state.
+pub async fn open_targets(
+    global: &GlobalArgs,
+    printer: &Printer,
+    files: &StateOrInputArgs,
+    watch_timeout: Duration,
+) -> anyhow::Result<Option<(Session, State, Targets)>> {
+    let input = if files.files.is_empty() {
+        None
+    } else {
+        let args = InputArgs {
+            files: files.files.clone(),
+        };
+        match load_stack(&args, printer) {
+            Some(stack) => Some(stack),
+            None => return Ok(None),
+        }
+    };
+    let scope = input
+        .as_ref()
+        .map(|s| s.resources.as_slice())
+        .unwrap_or_default();
+    let session = open(global, printer, watch_timeout, scope, None).await?;
+    let state = session.backend.load(&global.stack).await?;
+    let targets = krt_stack::targets(input.as_ref(), &state);
+    Ok(Some((session, state, targets)))
+}

@@ -1,0 +1,67 @@
+//! The single-resource contract the stack engine drives: Kusion's `Runtime`
+//! (apply, read, delete, watch) plus the pure logic a preview needs (diff,
+//! drift, health), so that swapping the runtime swaps what the user sees.
+
+use krt_guest::model::{
+    ApplyOptions, ApplyResponse, DeleteRequest, Health, ObjectDiff, ReadOptions, ReadResponse,
+    Resource, Status, WatchRequest, WatchResponse,
+};
+use serde_json::Value;
+
+/// Kusion's `Runtime` contract: one resource per call, each answer carrying a
+/// status (`None` = success), and the logic calls of `kusion:runtime/logic`.
+///
+/// `krt-host` implements it with a sandboxed component (`ComponentRuntime`)
+/// and with the same logic linked natively (`NativeRuntime`).
+pub trait Runtime: Send + Sync {
+    /// Makes the cluster match `plan` (`None` deletes `prior`).
+    fn apply(
+        &self,
+        prior: Option<&Resource>,
+        plan: Option<&Resource>,
+        options: &ApplyOptions,
+    ) -> impl Future<Output = ApplyResponse> + Send;
+
+    /// Reads the live object of `plan` (or `prior`).
+    fn read(
+        &self,
+        prior: Option<&Resource>,
+        plan: Option<&Resource>,
+        options: &ReadOptions,
+    ) -> impl Future<Output = ReadResponse> + Send;
+
+    /// Deletes the object; already gone is a success.
+    fn delete(
+        &self,
+        resource: &Resource,
+        options: &DeleteRequest,
+    ) -> impl Future<Output = Option<Status>> + Send;
+
+    /// Waits until the object is current, failed or the timeout passes.
+    fn watch(
+        &self,
+        resource: &Resource,
+        options: &WatchRequest,
+    ) -> impl Future<Output = WatchResponse> + Send;
+
+    /// The difference between two objects after normalizing both (`None`
+    /// stands for absent), leaving out `ignore_paths`.
+    fn diff(
+        &self,
+        before: Option<&Value>,
+        after: Option<&Value>,
+        ignore_paths: &[String],
+    ) -> impl Future<Output = Result<ObjectDiff, Status>> + Send;
+
+    /// The fields of `prior` (the last applied state) whose value in `live`
+    /// differs or is gone, leaving out `ignore_paths`.
+    fn drift(
+        &self,
+        prior: &Value,
+        live: Option<&Value>,
+        ignore_paths: &[String],
+    ) -> impl Future<Output = Result<ObjectDiff, Status>> + Send;
+
+    /// The health of a live object.
+    fn health(&self, object: &Value) -> impl Future<Output = Result<Health, Status>> + Send;
+}

@@ -1,0 +1,268 @@
+//! Where a stack's state lives: what krt applied for each resource (the
+//! plan, the "original" of the next client-side three-way merge and the list
+//! destroy works from). A [`StateBackend`] keeps it: [`LocalBackend`] in a
+//! file written atomically under an exclusive lock; `krt-host` adds one that
+//! keeps it in a Secret, like Helm's release storage.
+
+mod local;
+mod recorder;
+
+pub use local::LocalBackend;
+pub use recorder::{Recorder, SAVE_INTERVAL};
+
+use futures::future::BoxFuture;
+use krt_guest::model::Resource;
+use serde::{Deserialize, Serialize};
+
+/// The version of the state format written by this build.
+pub const STATE_VERSION: u32 = 1;
+
+/// The recorded state of one stack (`.krt/state/<stack>.json`, or the `state`
+/// key of the stack's Secret).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct State {
+    /// Format version, [`STATE_VERSION`].
+    pub version: u32,
+    /// The stack's name.
+    pub stack: String,
+    /// Incremented on every save.
+    pub serial: u64,
+    /// When it was last saved (RFC 3339, UTC).
+    pub updated_at: String,
+    /// Each resource as last applied (the plan, not the server's object), in
+    /// the order they were first applied.
+    pub resources: Vec<Resource>,
+}
+
+impl State {
+    /// An empty state for `stack`.
+    pub fn empty(stack: &str) -> Self {
+        State {
+            version: STATE_VERSION,
+            stack: stack.to_owned(),
+            serial: 0,
+            updated_at: String::new(),
+            resources: Vec::new(),
+        }
+    }
+
+    /// The recorded resource with this ID.
+    pub fn get(&self, id: &str) -> Option<&Resource> {
+        self.resources.iter().find(|r| r.id == id)
+    }
+
+    /// Records `resource`, replacing the entry with the same ID.
+    pub fn put(&mut self, resource: Resource) {
+        match self.resources.iter_mut().find(|r| r.id == resource.id) {
+            Some(slot) => *slot = resource,
+            None => self.resources.push(resource),
+        }
+    }
+
+    /// Forgets the resource with this ID; whether it was recorded.
+    pub fn remove(&mut self, id: &str) -> bool {
+        let before = self.resources.len();
+        self.resources.retain(|r| r.id != id);
+        before != self.resources.len()
+    }
+
+    /// Bumps the serial and sets the time; [`StateBackend::save`] does it on every save.
+    pub fn stamp(&mut self) {
+        self.serial += 1;
+        self.updated_at = jiff::Timestamp::now()
+            .round(jiff::Unit::Second)
+            .map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string());
+    }
+
+    /// Parses a saved state; `what` names the file or object in errors.
+    ///
+    /// # Errors
+    /// [`StateError::Corrupt`] for invalid JSON or another format version.
+    pub fn decode(bytes: &[u8], what: &str) -> Result<State, StateError> {
+        let mut state: State = serde_json::from_slice(bytes).map_err(|e| StateError::Corrupt {
+            what: what.to_owned(),
+            message: e.to_string(),
+        })?;
+        if state.version != STATE_VERSION {
+            return Err(StateError::Corrupt {
+                what: what.to_owned(),
+                message: format!(
+                    "format version {} is not supported (this build reads version {STATE_VERSION})",
+                    state.version
+                ),
+            });
+        }
+        // An empty `extensions` is not written; read it back as the empty object it was.
+        for r in &mut state.resources {
+            if r.extensions.is_null() {
+                r.extensions = serde_json::Value::Object(Default::default());
+            }
+        }
+        Ok(state)
+    }
+}
+
+/// What can go wrong with a state backend.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// The stack name cannot name a file or a Secret.
+    #[error(
+        "invalid stack name '{0}': use lowercase letters, digits and '-', at most 40 characters, starting and ending with a letter or digit"
+    )]
+    InvalidStack(String),
+    /// Another run holds the stack's lock.
+    #[error(
+        "stack '{stack}' is locked by another krt run ({holder}); wait for it to finish, or if it died, run `krt state unlock {stack}`"
+    )]
+    Locked {
+        /// The stack.
+        stack: String,
+        /// Who holds it, as the holder recorded it.
+        holder: String,
+    },
+    /// The state could not be parsed.
+    #[error("state {what} is not valid: {message}")]
+    Corrupt {
+        /// The file or object.
+        what: String,
+        /// Why.
+        message: String,
+    },
+    /// A file-system operation failed.
+    #[error("failed to {action} '{path}'")]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The file.
+        path: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A backend's store (a cluster, a database) failed.
+    #[error("failed to {action} {what}")]
+    Store {
+        /// What was being done.
+        action: &'static str,
+        /// The object, for example `Secret default/krt-state-dev`.
+        what: String,
+        /// The cause.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// Checks that `stack` can name a file and a Secret.
+///
+/// # Errors
+/// [`StateError::InvalidStack`].
+pub fn check_stack_name(stack: &str) -> Result<(), StateError> {
+    let ok = !stack.is_empty()
+        && stack.len() <= 40
+        && stack
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !stack.starts_with('-')
+        && !stack.ends_with('-');
+    if ok {
+        Ok(())
+    } else {
+        Err(StateError::InvalidStack(stack.to_owned()))
+    }
+}
+
+/// Who is running, for lock records: `pid N on HOST since TIME`.
+pub fn lock_holder() -> String {
+    let host = std::fs::read_to_string("/etc/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_else(|_| "this host".into());
+    format!(
+        "pid {} on {host} since {}",
+        std::process::id(),
+        jiff::Timestamp::now()
+            .round(jiff::Unit::Second)
+            .unwrap_or_else(|_| jiff::Timestamp::now())
+    )
+}
+
+/// A held stack lock; [`release`](StateLock::release) it when done.
+pub trait StateLock: Send + Sync {
+    /// Releases the lock.
+    ///
+    /// # Errors
+    /// The lock could not be removed.
+    fn release(self: Box<Self>) -> BoxFuture<'static, Result<(), StateError>>;
+}
+
+/// Where states are kept. Implement the `*_state`, `take_lock`, `remove_lock`
+/// and `stacks` methods; callers use the checked [`load`](StateBackend::load),
+/// [`save`](StateBackend::save), [`lock`](StateBackend::lock) and
+/// [`unlock`](StateBackend::unlock).
+pub trait StateBackend: Send + Sync {
+    /// Where the state of `stack` is kept, for the user.
+    fn describe(&self, stack: &str) -> String;
+
+    /// Reads the state of `stack`; empty when none was saved.
+    fn read_state<'a>(&'a self, stack: &'a str) -> BoxFuture<'a, Result<State, StateError>>;
+
+    /// Writes `state` atomically, as it is.
+    fn write_state<'a>(&'a self, state: &'a State) -> BoxFuture<'a, Result<(), StateError>>;
+
+    /// Takes the lock of `stack`, failing at once with [`StateError::Locked`]
+    /// when another run holds it.
+    fn take_lock<'a>(
+        &'a self,
+        stack: &'a str,
+    ) -> BoxFuture<'a, Result<Box<dyn StateLock>, StateError>>;
+
+    /// Removes a lock left by a run that died; whether there was one.
+    fn remove_lock<'a>(&'a self, stack: &'a str) -> BoxFuture<'a, Result<bool, StateError>>;
+
+    /// The stacks that have a saved state, sorted.
+    fn stacks(&self) -> BoxFuture<'_, Result<Vec<String>, StateError>>;
+
+    /// The state of `stack`; empty when none was saved.
+    ///
+    /// # Errors
+    /// An invalid stack name, or an unreadable or invalid state.
+    fn load<'a>(&'a self, stack: &'a str) -> BoxFuture<'a, Result<State, StateError>> {
+        Box::pin(async move {
+            check_stack_name(stack)?;
+            self.read_state(stack).await
+        })
+    }
+
+    /// Saves `state`, bumping its serial and time.
+    ///
+    /// # Errors
+    /// The state could not be written.
+    fn save<'a>(&'a self, state: &'a mut State) -> BoxFuture<'a, Result<(), StateError>> {
+        Box::pin(async move {
+            state.stamp();
+            self.write_state(state).await
+        })
+    }
+
+    /// Takes the stack's lock, or fails at once when another run holds it.
+    ///
+    /// # Errors
+    /// An invalid stack name, [`StateError::Locked`], or the lock could not be created.
+    fn lock<'a>(&'a self, stack: &'a str) -> BoxFuture<'a, Result<Box<dyn StateLock>, StateError>> {
+        Box::pin(async move {
+            check_stack_name(stack)?;
+            self.take_lock(stack).await
+        })
+    }
+
+    /// Removes a lock left by a run that died; whether there was one.
+    ///
+    /// # Errors
+    /// An invalid stack name, or the lock could not be removed.
+    fn unlock<'a>(&'a self, stack: &'a str) -> BoxFuture<'a, Result<bool, StateError>> {
+        Box::pin(async move {
+            check_stack_name(stack)?;
+            self.remove_lock(stack).await
+        })
+    }
+}

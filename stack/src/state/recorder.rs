@@ -1,0 +1,162 @@
+//! The state of a run in progress: resources are recorded as they are applied
+//! or deleted, and the state is saved every [`SAVE_INTERVAL`] while anything
+//! is unsaved, and once more when the run ends. Saving after every resource
+//! would rewrite the whole state once per resource (quadratic in the stack's
+//! size). A run killed between two saves leaves a state that lags behind the
+//! cluster by at most that interval but never runs ahead of it; the next run
+//! adopts what was applied and not yet recorded.
+
+use super::{State, StateBackend, StateError};
+use krt_guest::model::Resource;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+/// The longest a recorded change waits before the state is saved.
+pub const SAVE_INTERVAL: Duration = Duration::from_millis(200);
+
+/// A stack's state shared by the tasks of one run, saved to its backend.
+pub struct Recorder<'a> {
+    backend: &'a dyn StateBackend,
+    inner: Mutex<Recording>,
+}
+
+struct Recording {
+    state: State,
+    /// Bumped by every change.
+    version: u64,
+    /// The version last saved.
+    saved: u64,
+}
+
+impl<'a> Recorder<'a> {
+    /// Starts recording onto `state`, which `backend` loaded.
+    pub fn new(backend: &'a dyn StateBackend, state: State) -> Self {
+        Recorder {
+            backend,
+            inner: Mutex::new(Recording {
+                state,
+                version: 0,
+                saved: 0,
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Recording> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The recorded resource with this ID.
+    pub fn get(&self, id: &str) -> Option<Resource> {
+        self.lock().state.get(id).cloned()
+    }
+
+    /// Records `resource` as applied.
+    pub fn put(&self, resource: &Resource) {
+        let mut rec = self.lock();
+        if rec.state.get(&resource.id) != Some(resource) {
+            rec.state.put(resource.clone());
+            rec.version += 1;
+        }
+    }
+
+    /// Forgets the resource with this ID (it was deleted).
+    pub fn remove(&self, id: &str) {
+        let mut rec = self.lock();
+        if rec.state.remove(id) {
+            rec.version += 1;
+        }
+    }
+
+    /// Runs `work`, saving the state every [`SAVE_INTERVAL`] while it has
+    /// unsaved changes. The saves run beside `work`, never blocking it; a
+    /// failed one is logged and tried again at the next tick, and
+    /// [`flush`](Recorder::flush) reports it.
+    pub async fn saving<T>(&self, work: impl Future<Output = T>) -> T {
+        let saver = async {
+            loop {
+                tokio::time::sleep(SAVE_INTERVAL).await;
+                if let Err(e) = self.flush().await {
+                    tracing::warn!(error = %e, "the state could not be saved; trying again");
+                }
+            }
+        };
+        tokio::select! {
+            out = work => out,
+            _ = saver => unreachable!("the saver never ends"),
+        }
+    }
+
+    /// Saves what is not saved yet; call it when the run ends.
+    ///
+    /// # Errors
+    /// The state could not be written.
+    pub async fn flush(&self) -> Result<(), StateError> {
+        let (mut snapshot, version) = {
+            let rec = self.lock();
+            if rec.version == rec.saved {
+                return Ok(());
+            }
+            (rec.state.clone(), rec.version)
+        };
+        self.backend.save(&mut snapshot).await?;
+        let mut rec = self.lock();
+        rec.saved = rec.saved.max(version);
+        // Saving stamps the serial and time; later saves go on from there.
+        rec.state.serial = snapshot.serial;
+        rec.state.updated_at = snapshot.updated_at;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::LocalBackend;
+    use serde_json::json;
+
+    fn configmap(i: usize) -> Resource {
+        Resource {
+            id: format!("v1:ConfigMap:default:cm-{i}"),
+            type_: "Kubernetes".into(),
+            attributes: json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": format!("cm-{i}"), "namespace": "default"}}),
+            depends_on: vec![],
+            extensions: json!({}),
+        }
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn saves_while_many_tasks_record_and_once_more_at_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path());
+        let recorder = Recorder::new(&backend, State::empty("dev"));
+        // 64 tasks record one resource every few ms for about a second, in the
+        // same task as the saver (as `krt apply` runs them).
+        let work = futures::future::join_all((0..64).map(|t| {
+            let recorder = &recorder;
+            async move {
+                for i in 0..40 {
+                    recorder.put(&configmap(t * 100 + i));
+                    tokio::time::sleep(Duration::from_millis(25)).await;
+                }
+            }
+        }));
+        recorder.saving(work).await;
+        let midway = backend.load("dev").await.unwrap();
+        assert!(
+            midway.serial >= 2 && !midway.resources.is_empty(),
+            "saved while the work ran: serial {}",
+            midway.serial
+        );
+        recorder.flush().await.unwrap();
+        let saved = backend.load("dev").await.unwrap();
+        assert_eq!(saved.resources.len(), 64 * 40);
+        assert!(saved.serial > midway.serial || midway.resources.len() == 64 * 40);
+        recorder.remove(&configmap(0).id);
+        recorder.flush().await.unwrap();
+        assert_eq!(
+            backend.load("dev").await.unwrap().resources.len(),
+            64 * 40 - 1
+        );
+    }
+}

@@ -1,0 +1,15 @@
+//! What krt's test crates share, so no test file builds its own:
+//!
+//! - fixture builders for the objects tests apply ([`configmap`], [`deployment`],
+//!   [`namespace`]) and [`resource`] to make a Kusion resource of one;
+//! - [`SimCluster`]: a krt-sim server with a kube client and a kubeconfig file;
+//! - [`krt_bin`] and [`krt`] to run the CLI built by this `cargo test` run;
+//! - [`cache_dir`]: the compiled-component cache the tests share.
+
+mod cluster;
+mod fixtures;
+mod krt;
+
+pub use cluster::{SimCluster, client_for};
+pub use fixtures::{Object, configmap, deployment, namespace, resource};
+pub use krt::{Run, cache_dir, krt, krt_bin, krt_env, krt_in, krt_spawn, workspace};

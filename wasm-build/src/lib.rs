@@ -1,0 +1,245 @@
+//! Builds krt's `wasm32-wasip2` components with a nested cargo, for the build
+//! scripts that embed or test them (`host/build.rs`, `tests/build.rs`) and
+//! for `tests/compose.sh` (through this crate's binary).
+//!
+//! Each build gets its own target directory under the outer one, so it
+//! neither deadlocks on the outer build's lock nor is rebuilt when only
+//! native code changes. The outer build's flags and wrappers (clippy,
+//! coverage) are not passed on. When the toolchain lacks the `wasm32-wasip2`
+//! target (rustup does not add the targets of `rust-toolchain.toml` to a
+//! toolchain that is already installed), it is added with rustup; without
+//! rustup the build stops with the command that fixes it.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The target every krt component is built for.
+pub const TARGET: &str = "wasm32-wasip2";
+
+/// Environment variables of the outer build that must not reach the nested one.
+const OUTER_ONLY: &[&str] = &[
+    "RUSTFLAGS",
+    "CARGO_ENCODED_RUSTFLAGS",
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+    "CARGO_BUILD_TARGET",
+    "CARGO_TARGET_DIR",
+    "CARGO_MAKEFLAGS",
+    "MAKEFLAGS",
+    "MFLAGS",
+];
+
+/// One component build: which packages, with which features and profile.
+#[derive(Debug, Clone)]
+pub struct Build {
+    /// The workspace root (holding `Cargo.toml`).
+    pub workspace: PathBuf,
+    /// The target directory of this build.
+    pub target_dir: PathBuf,
+    /// The cargo profile (`guest`, `release`).
+    pub profile: String,
+    /// Arguments selecting what to build: `-p krt-guest --features component`, ...
+    pub select: Vec<String>,
+}
+
+/// Why a component could not be built.
+#[derive(Debug)]
+pub enum BuildError {
+    /// The `wasm32-wasip2` target is missing and could not be added.
+    MissingTarget {
+        /// What was tried, and the command that fixes it.
+        detail: String,
+    },
+    /// cargo could not be started.
+    Spawn(std::io::Error),
+    /// cargo failed (its output is above).
+    Failed(std::process::ExitStatus),
+    /// cargo succeeded but a component is not where it should be.
+    Missing(PathBuf),
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::MissingTarget { detail } => write!(f, "{detail}"),
+            BuildError::Spawn(e) => write!(f, "failed to run cargo to build the components: {e}"),
+            BuildError::Failed(status) => write!(
+                f,
+                "building the components failed ({status}); cargo's output is above"
+            ),
+            BuildError::Missing(path) => write!(f, "component missing at {}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BuildError::Spawn(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+fn cargo() -> OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+}
+
+/// The `rustc` the nested cargo will use.
+fn rustc() -> OsString {
+    std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into())
+}
+
+/// Whether the toolchain has the standard library for [`TARGET`].
+fn has_target(workspace: &Path) -> bool {
+    let out = Command::new(rustc())
+        .current_dir(workspace)
+        .args(["--print", "target-libdir", "--target", TARGET])
+        .output();
+    match out {
+        Ok(out) if out.status.success() => {
+            let dir = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+            std::fs::read_dir(&dir).is_ok_and(|mut entries| {
+                entries.any(|e| {
+                    e.is_ok_and(|e| e.file_name().to_string_lossy().starts_with("libstd-"))
+                })
+            })
+        }
+        _ => false,
+    }
+}
+
+/// The rustup toolchain cargo runs under, when it runs under rustup.
+fn rustup_toolchain() -> Option<String> {
+    std::env::var("RUSTUP_TOOLCHAIN")
+        .ok()
+        .filter(|t| !t.is_empty())
+}
+
+/// Makes sure the toolchain can build for [`TARGET`], adding it with rustup
+/// when it is missing.
+///
+/// # Errors
+/// [`BuildError::MissingTarget`] naming the command that fixes it.
+pub fn ensure_target(workspace: &Path) -> Result<(), BuildError> {
+    if has_target(workspace) {
+        return Ok(());
+    }
+    let fix = match rustup_toolchain() {
+        Some(t) => format!("rustup target add {TARGET} --toolchain {t}"),
+        None => format!("rustup target add {TARGET}"),
+    };
+    let mut cmd = Command::new("rustup");
+    cmd.current_dir(workspace).args(["target", "add", TARGET]);
+    if let Some(t) = rustup_toolchain() {
+        cmd.args(["--toolchain", &t]);
+    }
+    eprintln!("krt: the {TARGET} target is missing; adding it with `{fix}`");
+    match cmd.status() {
+        Ok(status) if status.success() && has_target(workspace) => Ok(()),
+        Ok(status) => Err(BuildError::MissingTarget {
+            detail: format!(
+                "the Rust toolchain lacks the {TARGET} target and `{fix}` failed ({status}); \
+                 run it yourself, then build again"
+            ),
+        }),
+        Err(_) => Err(BuildError::MissingTarget {
+            detail: format!(
+                "the Rust toolchain lacks the {TARGET} target, which krt's components need, and \
+                 rustup is not installed to add it; install the target for your toolchain \
+                 (with rustup: `{fix}`), then build again"
+            ),
+        }),
+    }
+}
+
+impl Build {
+    /// A build of `select` in profile `profile` under `target_dir`.
+    pub fn new(
+        workspace: impl Into<PathBuf>,
+        target_dir: impl Into<PathBuf>,
+        profile: &str,
+        select: &[&str],
+    ) -> Self {
+        Build {
+            workspace: workspace.into(),
+            target_dir: target_dir.into(),
+            profile: profile.to_owned(),
+            select: select.iter().map(|s| (*s).to_owned()).collect(),
+        }
+    }
+
+    /// Where a built artifact named `file` (for example `krt_guest.wasm`,
+    /// `examples/spin.wasm`) lands.
+    pub fn artifact(&self, file: &str) -> PathBuf {
+        self.target_dir.join(TARGET).join(&self.profile).join(file)
+    }
+
+    /// Runs the build; `quiet` passes `--quiet` to cargo.
+    ///
+    /// # Errors
+    /// A missing target that cannot be added, or a failed build.
+    pub fn run(&self, quiet: bool) -> Result<(), BuildError> {
+        ensure_target(&self.workspace)?;
+        let mut cmd = Command::new(cargo());
+        cmd.current_dir(&self.workspace).arg("build");
+        if quiet {
+            cmd.arg("--quiet");
+        }
+        cmd.arg("--manifest-path")
+            .arg(self.workspace.join("Cargo.toml"))
+            .args(&self.select)
+            .args(["--target", TARGET, "--profile", &self.profile])
+            .arg("--target-dir")
+            .arg(&self.target_dir);
+        for var in OUTER_ONLY {
+            cmd.env_remove(var);
+        }
+        let status = cmd.status().map_err(BuildError::Spawn)?;
+        if !status.success() {
+            return Err(BuildError::Failed(status));
+        }
+        Ok(())
+    }
+
+    /// Runs the build and returns the paths of `files` (see [`Build::artifact`]).
+    ///
+    /// # Errors
+    /// As [`Build::run`], or an artifact that is missing afterwards.
+    pub fn outputs(&self, quiet: bool, files: &[&str]) -> Result<Vec<PathBuf>, BuildError> {
+        self.run(quiet)?;
+        files
+            .iter()
+            .map(|f| {
+                let path = self.artifact(f);
+                if path.exists() {
+                    Ok(path)
+                } else {
+                    Err(BuildError::Missing(path))
+                }
+            })
+            .collect()
+    }
+}
+
+/// For build scripts: `<target>` from `OUT_DIR`
+/// (`<target>/[<triple>/]<profile>/build/<pkg>-<hash>/out`).
+pub fn outer_target_dir(out_dir: &Path) -> PathBuf {
+    out_dir
+        .ancestors()
+        .find(|p| p.file_name().is_some_and(|n| n == "build"))
+        .and_then(|build| build.parent())
+        .and_then(|profile| profile.parent())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| out_dir.join("target"))
+}
+
+/// For build scripts: tells cargo to run the script again when any of
+/// `paths` (relative to `workspace`) changes.
+pub fn rerun_if_changed(workspace: &Path, paths: &[&str]) {
+    for path in paths {
+        println!("cargo:rerun-if-changed={}", workspace.join(path).display());
+    }
+}
