@@ -1,6 +1,7 @@
 //! Builds the guest components the sandbox tests run: the hostile guests
-//! (`tests/guests`, one component per example) and the organisation-rules
-//! guest (`examples/org-rules`), for `wasm32-wasip2` in release mode, into
+//! (`tests/guests`, one component per example), the organisation-rules
+//! guest (`examples/org-rules`) and the marked-logic guest
+//! (`tests/logic-guest`), for `wasm32-wasip2` in release mode, into
 //! their own target directory (`<target>/krt-test-guests`), and writes their
 //! paths as constants to `$OUT_DIR/guests.rs`.
 
@@ -23,6 +24,7 @@ fn main() {
         workspace,
         &[
             "tests/guests",
+            "tests/logic-guest",
             "examples/org-rules",
             "guest/src",
             "guest/Cargo.toml",
@@ -39,6 +41,8 @@ fn main() {
             "krt-test-guests",
             "-p",
             "org-rules",
+            "-p",
+            "krt-test-logic-guest",
             "--lib",
             "--examples",
         ],
@@ -48,12 +52,13 @@ fn main() {
         .map(|name| format!("examples/{name}.wasm"))
         .collect();
     files.push("org_rules.wasm".into());
+    files.push("krt_test_logic_guest.wasm".into());
     let files: Vec<&str> = files.iter().map(String::as_str).collect();
     let paths = build
         .outputs(false, &files)
         .unwrap_or_else(|e| panic!("building the test guest components failed: {e}"));
     let mut consts = String::new();
-    let names = HOSTILE.iter().copied().chain(["org-rules"]);
+    let names = HOSTILE.iter().copied().chain(["org-rules", "marked-logic"]);
     for (name, path) in names.zip(paths) {
         writeln!(
             consts,

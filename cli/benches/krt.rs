@@ -18,7 +18,8 @@ use krt_host::model::{ApplyOptions, ReadOptions, Resource, WatchRequest};
 use krt_host::{
     ComponentRuntime, ComponentSource, EngineOptions, KubeCluster, NativeRuntime, Runtime,
 };
-use krt_sim::{Sim, SimConfig};
+use krt_sim::SimConfig;
+use krt_testkit::{SimCluster, resource};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
@@ -65,77 +66,36 @@ struct Bench {
     cache: PathBuf,
 }
 
-/// A simulator with a kubeconfig and a client for it.
-struct Cluster {
-    sim: Sim,
-    kubeconfig: PathBuf,
-    client: kube::Client,
+/// A simulator with a kubeconfig and a client for it, keeping 100,000
+/// events so that every watch can resume.
+async fn start_cluster() -> SimCluster {
+    SimCluster::start_with(SimConfig {
+        history_limit: 100_000,
+        ..SimConfig::default()
+    })
+    .await
 }
 
-impl Cluster {
-    async fn start(dir: &Path) -> Cluster {
-        let sim = Sim::start_with(SimConfig {
-            history_limit: 100_000,
-            ..SimConfig::default()
-        })
-        .await
-        .expect("the simulator starts");
-        let kubeconfig = dir.join(format!("kubeconfig-{}", port(sim.url())));
-        sim.write_kubeconfig(&kubeconfig).unwrap();
-        let mut config = kube::Config::from_custom_kubeconfig(
-            kube::config::Kubeconfig::from_yaml(&sim.kubeconfig_yaml()).unwrap(),
-            &Default::default(),
-        )
-        .await
-        .unwrap();
-        config.default_retry = false;
-        let client = kube::Client::try_from(config).unwrap();
-        Cluster {
-            sim,
-            kubeconfig,
-            client,
-        }
-    }
-
-    fn kube_cluster(&self) -> Arc<KubeCluster> {
-        Arc::new(KubeCluster::new(self.client.clone(), "default"))
-    }
-}
-
-fn port(url: &str) -> &str {
-    url.rsplit(':').next().unwrap_or("0").trim_end_matches('/')
+fn kube_cluster(cluster: &SimCluster) -> Arc<KubeCluster> {
+    Arc::new(KubeCluster::new(cluster.client.clone(), "default"))
 }
 
 fn configmap(name: &str, i: usize) -> Value {
-    json!({"apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": "default"},
-        "data": {"index": i.to_string(), "payload": "x".repeat(200)}})
+    krt_testkit::configmap(name)
+        .namespace("default")
+        .data(json!({"index": i.to_string(), "payload": "x".repeat(200)}))
+        .value()
 }
 
 fn deployment(name: &str) -> Value {
-    json!({"apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": name, "namespace": "default", "labels": {"app": name}},
-        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "web", "image": "nginx:1.27",
-                    "ports": [{"containerPort": 80}],
-                    "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}})
-}
-
-fn resource(attributes: Value) -> Resource {
-    let name = attributes["metadata"]["name"].as_str().unwrap();
-    let id = format!(
-        "{}:{}:default:{name}",
-        attributes["apiVersion"].as_str().unwrap(),
-        attributes["kind"].as_str().unwrap()
-    );
-    Resource {
-        id,
-        type_: "Kubernetes".into(),
-        attributes,
-        depends_on: vec![],
-        extensions: json!({}),
-    }
+    krt_testkit::deployment(name)
+        .namespace("default")
+        .labels(json!({"app": name}))
+        .replicas(2)
+        .containers(json!([{"name": "web", "image": "nginx:1.27",
+            "ports": [{"containerPort": 80}],
+            "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]))
+        .value()
 }
 
 /// Writes one YAML file per object into a fresh directory.
@@ -248,7 +208,7 @@ impl Bench {
     }
 
     /// Runs `kubectl` with `args` against `cluster`.
-    async fn kubectl(&self, cluster: &Cluster, args: &[&str]) -> (Duration, Run) {
+    async fn kubectl(&self, cluster: &SimCluster, args: &[&str]) -> (Duration, Run) {
         let mut cmd = tokio::process::Command::new("kubectl");
         cmd.arg("--kubeconfig").arg(&cluster.kubeconfig).args(args);
         timed(cmd).await
@@ -256,8 +216,8 @@ impl Bench {
 
     async fn boundary(&self) {
         const ROUNDS: usize = 300;
-        let cluster = Cluster::start(self.path()).await;
-        let kc = cluster.kube_cluster();
+        let cluster = start_cluster().await;
+        let kc = kube_cluster(&cluster);
         let options = EngineOptions {
             cache_dir: Some(self.cache.clone()),
             ..EngineOptions::default()
@@ -443,7 +403,7 @@ impl Bench {
                     vec!["apply", "--server-side", "-f", dir],
                 ),
             ] {
-                let cluster = Cluster::start(self.path()).await;
+                let cluster = start_cluster().await;
                 let (took, run) = if tool.starts_with("krt") {
                     self.krt(&cluster.kubeconfig, &args, &self.cache).await
                 } else {
@@ -452,7 +412,7 @@ impl Bench {
                 run.check(tool);
                 times.push((tool.to_string(), took));
             }
-            let cluster = Cluster::start(self.path()).await;
+            let cluster = start_cluster().await;
             let raw = raw_apply(&cluster, &objects, 32).await;
             times.push((
                 "raw server-side apply, 32 concurrent (simulator capacity)".into(),
@@ -488,8 +448,8 @@ impl Bench {
                 vec!["apply", "--server-side", "-f", dir],
             ),
         ] {
-            let cluster = Cluster::start(self.path()).await;
-            cluster.sim.inject_fault(krt_sim::Fault {
+            let cluster = start_cluster().await;
+            cluster.sim().inject_fault(krt_sim::Fault {
                 verb: None,
                 path: None,
                 times: usize::MAX,
@@ -528,7 +488,7 @@ impl Bench {
         let dir = manifests(self.path(), "sweep", &configmaps(1000));
         let mut rows = Vec::new();
         for c in ["1", "4", "10", "16", "32"] {
-            let cluster = Cluster::start(self.path()).await;
+            let cluster = start_cluster().await;
             let (took, run) = self
                 .krt(
                     &cluster.kubeconfig,
@@ -559,7 +519,7 @@ impl Bench {
 
     /// Compiles the built-in component into the warm cache.
     async fn warm_cache(&self) {
-        let cluster = Cluster::start(self.path()).await;
+        let cluster = start_cluster().await;
         let dir = manifests(self.path(), "warm", &configmaps(1));
         let (_, run) = self
             .krt(
@@ -573,15 +533,15 @@ impl Bench {
 
     async fn startup(&self) {
         self.warm_cache().await;
-        let cluster = Cluster::start(self.path()).await;
-        let proxy = Proxy::start(cluster.sim.url()).await;
+        let cluster = start_cluster().await;
+        let proxy = Proxy::start(cluster.sim().url()).await;
         let kubeconfig = self.path().join("kubeconfig-proxy");
         std::fs::write(
             &kubeconfig,
             cluster
-                .sim
+                .sim()
                 .kubeconfig_yaml()
-                .replace(cluster.sim.url().trim_end_matches('/'), &proxy.url),
+                .replace(cluster.sim().url().trim_end_matches('/'), &proxy.url),
         )
         .unwrap();
         let dir = manifests(self.path(), "startup", &configmaps(1));
@@ -656,7 +616,7 @@ impl Bench {
             ("200 Deployments", deployments(200)),
         ] {
             let dir = manifests(self.path(), "memory", &objects);
-            let cluster = Cluster::start(self.path()).await;
+            let cluster = start_cluster().await;
             let work = tempfile::tempdir_in(self.path()).unwrap();
             let mut cmd = tokio::process::Command::new("/usr/bin/time");
             cmd.args(["-f", "maxrss_kib=%M"])
@@ -694,7 +654,7 @@ impl Bench {
         let mut per = Vec::new();
         for n in [10usize, 100, 1000, 5000] {
             let dir = manifests(self.path(), "scaling", &configmaps(n));
-            let cluster = Cluster::start(self.path()).await;
+            let cluster = start_cluster().await;
             let (took, run) = self
                 .krt(
                     &cluster.kubeconfig,
@@ -813,7 +773,7 @@ async fn timed(mut cmd: tokio::process::Command) -> (Duration, Run) {
 
 /// The simulator's capacity: server-side applies of `objects` straight from a
 /// kube client, `concurrency` at a time.
-async fn raw_apply(cluster: &Cluster, objects: &[Value], concurrency: usize) -> Duration {
+async fn raw_apply(cluster: &SimCluster, objects: &[Value], concurrency: usize) -> Duration {
     let started = Instant::now();
     let results: Vec<bool> = stream::iter(objects)
         .map(|o| {

@@ -67,3 +67,41 @@ impl PolicyArgs {
         Ok(policy)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        policy: PolicyArgs,
+    }
+
+    #[test]
+    fn flags_widen_or_narrow_the_default_policy() {
+        let cli = Cli::parse_from([
+            "krt",
+            "--allow-namespace",
+            "team-b",
+            "--allow-kind",
+            "apps/*",
+            "--allow-verb",
+            "delete",
+            "--read-only",
+            "--max-requests",
+            "7",
+        ]);
+        let cm = krt_testkit::configmap("a").namespace("qs").resource();
+        let p = cli.policy.resolve(&[cm], "default").unwrap();
+        assert_eq!(p.namespaces, ["qs", "team-b"]);
+        assert_eq!(p.kinds, ["ConfigMap", "apps/*"]);
+        assert!(p.verbs.contains(&Verb::Delete));
+        assert!(p.read_only);
+        assert_eq!(p.max_requests, 7);
+        let bad = Cli::try_parse_from(["krt", "--allow-verb", "remove"]);
+        let text = bad.err().expect("an unknown verb is refused").to_string();
+        assert!(text.contains("unknown verb 'remove'"), "{text}");
+    }
+}

@@ -1,30 +1,52 @@
-//! The embedding example (`host/examples/embed.rs`) runs end to end against an
+//! The embedding examples (`host/examples/*.rs`) run end to end against an
 //! in-process simulator: a host author can copy code that works.
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::Command;
 
-#[test]
-fn the_embedding_example_applies_and_watches_a_deployment_to_ready() {
-    // <target>/<profile>/deps/example-<hash> → <target>/<profile>/examples/embed
+/// Runs the example `name` built by this `cargo test` run; its stdout.
+fn run_example(name: &str) -> String {
+    // <target>/<profile>/deps/example-<hash> → <target>/<profile>/examples/<name>
     let exe = std::env::current_exe().unwrap();
-    let profile = exe.parent().and_then(Path::parent).unwrap();
-    let example = profile.join("examples").join("embed");
+    let profile: PathBuf = exe.ancestors().nth(2).unwrap().into();
+    let example = profile.join("examples").join(name);
     assert!(
         example.exists(),
         "{} missing: `cargo test` builds examples",
         example.display()
     );
+    let dir = tempfile::tempdir().unwrap();
     let out = Command::new(&example)
+        .current_dir(dir.path())
         .env_remove("KUBECONFIG")
+        .env("HOME", dir.path())
         .output()
         .expect("the example runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
         "stdout:\n{stdout}\nstderr:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    stdout
+}
+
+#[test]
+fn the_embedding_example_applies_and_watches_a_deployment_to_ready() {
+    let stdout = run_example("embed");
     assert!(stdout.contains("apply: Create"), "{stdout}");
     assert!(stdout.contains("health: Current"), "{stdout}");
+}
+
+#[test]
+fn the_stack_example_applies_the_quickstart_in_dependency_order() {
+    let stdout = run_example("stack");
+    let order: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("created"))
+        .map(str::trim)
+        .collect();
+    assert_eq!(order.len(), 4, "{stdout}");
+    assert_eq!(order[0], "v1:Namespace:quickstart", "{stdout}");
+    assert!(stdout.ends_with("Succeeded: 4 resources\n"), "{stdout}");
 }

@@ -9,7 +9,7 @@ use crate::graph::Stack;
 use crate::plan::{Plan, Planned};
 use crate::report::{ErrorReport, Outcome, ResourceReport};
 use crate::runtime::Runtime;
-use crate::state::Recorder;
+use crate::state::{Recorder, StateBackend, StateError};
 use crate::walk;
 use krt_guest::model::{Action, ApplyOptions, DeleteRequest, Resource, StatusCode, WatchRequest};
 use std::sync::{Mutex, PoisonError};
@@ -20,7 +20,7 @@ use std::time::Instant;
 pub const NOT_ATTEMPTED: &str = "NotAttempted";
 
 /// How an apply walk writes and waits.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ApplySettings {
     /// How each resource is written (not a dry run).
     pub options: ApplyOptions,
@@ -30,6 +30,22 @@ pub struct ApplySettings {
     pub wait: Option<WatchRequest>,
     /// How recorded resources that left the input are deleted.
     pub delete: DeleteRequest,
+}
+
+impl Default for ApplySettings {
+    /// Server-side apply as `krt`, 16 resources at a time, each waited for
+    /// up to 5 minutes to become healthy, as `krt apply` does.
+    fn default() -> Self {
+        ApplySettings {
+            options: ApplyOptions::default(),
+            concurrency: 16,
+            wait: Some(WatchRequest {
+                timeout_ms: 300_000,
+                ..WatchRequest::default()
+            }),
+            delete: DeleteRequest::default(),
+        }
+    }
 }
 
 /// The shared context of one apply walk.
@@ -179,4 +195,49 @@ pub async fn apply<R: Runtime>(
         all.append(&mut deleted);
     }
     all
+}
+
+/// A whole run: the plan, and what applying it did (empty when the plan
+/// failed, and then nothing was written).
+#[derive(Debug, Clone)]
+pub struct Applied {
+    /// The plan.
+    pub plan: Plan,
+    /// A report per resource, as [`apply`] returns them.
+    pub reports: Vec<ResourceReport>,
+}
+
+/// Plans and applies `stack` as the state of stack `name` in `backend`
+/// records it: takes the stack's lock, plans, applies when no dry run failed,
+/// saves the state and releases the lock. What `krt apply --yes` does,
+/// without the printing.
+///
+/// # Errors
+/// The state could not be locked, read or saved.
+pub async fn plan_and_apply<R: Runtime>(
+    runtime: &R,
+    stack: &Stack,
+    backend: &dyn StateBackend,
+    name: &str,
+    settings: &ApplySettings,
+    events: &dyn EventSink,
+) -> Result<Applied, StateError> {
+    let lock = backend.lock(name).await?;
+    let state = backend.load(name).await?;
+    let plan = crate::plan(
+        runtime,
+        stack,
+        &state,
+        &settings.options,
+        settings.concurrency,
+    )
+    .await;
+    let mut reports = Vec::new();
+    if !plan.failed() {
+        let recorder = Recorder::new(backend, state);
+        reports = apply(runtime, stack, &plan, &recorder, settings, events).await;
+        recorder.flush().await?;
+    }
+    lock.release().await?;
+    Ok(Applied { plan, reports })
 }

@@ -78,6 +78,16 @@ pub trait EventSink: Send + Sync {
     }
 }
 
+/// A closure is a sink: `&|event: &Event<'_>| println!("{event:?}")`.
+impl<F> EventSink for F
+where
+    F: Fn(&Event<'_>) + Send + Sync,
+{
+    fn event(&self, event: &Event<'_>) {
+        self(event);
+    }
+}
+
 /// Sends events to `tracing` at debug level.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct TracingSink;

@@ -29,7 +29,7 @@ pub mod state;
 pub mod walk;
 pub mod watch;
 
-pub use apply::{ApplySettings, NOT_ATTEMPTED, apply};
+pub use apply::{Applied, ApplySettings, NOT_ATTEMPTED, apply, plan_and_apply};
 pub use destroy::destroy;
 pub use drift::{drift, drift_of};
 pub use events::{Event, EventSink, Phase, TracingSink};

@@ -60,6 +60,16 @@ impl Object {
         self
     }
 
+    /// Removes the field at the `/`-separated JSON pointer `pointer`, if present.
+    pub fn without(mut self, pointer: &str) -> Self {
+        if let Some((parent, key)) = pointer.rsplit_once('/')
+            && let Some(Value::Object(map)) = self.0.pointer_mut(parent)
+        {
+            map.remove(key);
+        }
+        self
+    }
+
     /// The object.
     pub fn value(self) -> Value {
         self.0

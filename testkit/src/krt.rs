@@ -117,3 +117,11 @@ pub fn krt_spawn(dir: &Path, args: &[&str], stdout: Stdio, stderr: Stdio) -> tok
         .spawn()
         .expect("krt starts")
 }
+
+/// A temporary directory for one test, named after `tag`, removed on drop.
+pub fn temp_dir(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("krt-{tag}-"))
+        .tempdir()
+        .expect("a temporary directory")
+}

@@ -12,4 +12,4 @@ mod krt;
 
 pub use cluster::{SimCluster, client_for};
 pub use fixtures::{Object, configmap, deployment, namespace, resource};
-pub use krt::{Run, cache_dir, krt, krt_bin, krt_env, krt_in, krt_spawn, workspace};
+pub use krt::{Run, cache_dir, krt, krt_bin, krt_env, krt_in, krt_spawn, temp_dir, workspace};

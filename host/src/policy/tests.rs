@@ -27,15 +27,7 @@ fn req<'a>(
     }
 }
 
-fn resource(attributes: serde_json::Value) -> Resource {
-    Resource {
-        id: String::new(),
-        type_: "Kubernetes".into(),
-        attributes,
-        depends_on: vec![],
-        extensions: json!({}),
-    }
-}
+use krt_testkit::resource;
 
 fn quickstart() -> Policy {
     Policy::for_resources(
@@ -172,7 +164,7 @@ fn verbs_field_managers_and_all_namespaces() {
 }
 
 #[test]
-fn yaml_file_and_flags() {
+fn yaml_file_and_verb_names() {
     let text =
         "namespaces: [team-a]\nkinds: [ConfigMap]\nverbs: [get]\nreadOnly: true\nmaxRequests: 5\n";
     let p = Policy::from_yaml(Path::new("p.yaml"), text).unwrap();
@@ -198,14 +190,9 @@ fn yaml_file_and_flags() {
 
 #[test]
 fn the_default_policy_lets_a_watch_read_a_workloads_children_but_not_write_them() {
-    let deployment = Resource {
-        id: "apps/v1:Deployment:team-a:web".into(),
-        type_: "Kubernetes".into(),
-        attributes: serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": "web", "namespace": "team-a"}}),
-        depends_on: vec![],
-        extensions: serde_json::json!({}),
-    };
+    let deployment = krt_testkit::deployment("web")
+        .namespace("team-a")
+        .resource();
     let policy = Policy::for_resources(&[deployment], "default");
     let replicasets = ApiResource {
         group: "apps".into(),

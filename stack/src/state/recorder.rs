@@ -112,17 +112,11 @@ impl<'a> Recorder<'a> {
 mod tests {
     use super::*;
     use crate::state::LocalBackend;
-    use serde_json::json;
 
     fn configmap(i: usize) -> Resource {
-        Resource {
-            id: format!("v1:ConfigMap:default:cm-{i}"),
-            type_: "Kubernetes".into(),
-            attributes: json!({"apiVersion": "v1", "kind": "ConfigMap",
-                "metadata": {"name": format!("cm-{i}"), "namespace": "default"}}),
-            depends_on: vec![],
-            extensions: json!({}),
-        }
+        krt_testkit::configmap(&format!("cm-{i}"))
+            .namespace("default")
+            .resource()
     }
 
     #[tokio::test(flavor = "current_thread")]

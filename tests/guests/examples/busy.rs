@@ -1,19 +1,10 @@
 //! `apply` calls `resolve` up to a million times and reports the first error it gets.
 #![cfg(target_arch = "wasm32")]
 
-#[path = "../common.rs"]
-mod common;
+use krt_test_guests::*;
 
-use common::*;
-
-struct G;
-
-impl G {
-    fn run(
-        _: Option<t::Resource>,
-        _: Option<t::Resource>,
-        _: rt::ApplyOptions,
-    ) -> rt::ApplyResponse {
+hostile! {
+    fn apply(_, _, _) {
         for _ in 0..1_000_000 {
             if let Err(e) = k8s::resolve("v1", "ConfigMap") {
                 return applied(Some(status(
@@ -26,5 +17,3 @@ impl G {
         applied(None)
     }
 }
-
-common::export_apply_only!(G);

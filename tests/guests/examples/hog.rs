@@ -1,20 +1,11 @@
 //! `apply` allocates (and touches) memory until the host's cap stops it.
 #![cfg(target_arch = "wasm32")]
 
-#[path = "../common.rs"]
-mod common;
-
-use common::*;
+use krt_test_guests::*;
 use std::hint::black_box;
 
-struct G;
-
-impl G {
-    fn run(
-        _: Option<t::Resource>,
-        _: Option<t::Resource>,
-        _: rt::ApplyOptions,
-    ) -> rt::ApplyResponse {
+hostile! {
+    fn apply(_, _, _) {
         let mut kept = Vec::new();
         loop {
             kept.push(black_box(vec![7u8; 1 << 20]));
@@ -22,5 +13,3 @@ impl G {
         }
     }
 }
-
-common::export_apply_only!(G);

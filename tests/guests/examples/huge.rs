@@ -1,24 +1,13 @@
 //! `apply` returns a 4 MiB `live` string.
 #![cfg(target_arch = "wasm32")]
 
-#[path = "../common.rs"]
-mod common;
+use krt_test_guests::*;
 
-use common::*;
-
-struct G;
-
-impl G {
-    fn run(
-        _: Option<t::Resource>,
-        _: Option<t::Resource>,
-        _: rt::ApplyOptions,
-    ) -> rt::ApplyResponse {
+hostile! {
+    fn apply(_, _, _) {
         rt::ApplyResponse {
             live: Some(format!("\"{}\"", "x".repeat(4 << 20))),
             ..applied(None)
         }
     }
 }
-
-common::export_apply_only!(G);

@@ -1,19 +1,10 @@
 //! `apply` returns attributes that are not JSON; `read` (through `apply` with dry-run) returns a JSON array as a resource.
 #![cfg(target_arch = "wasm32")]
 
-#[path = "../common.rs"]
-mod common;
+use krt_test_guests::*;
 
-use common::*;
-
-struct G;
-
-impl G {
-    fn run(
-        _: Option<t::Resource>,
-        plan: Option<t::Resource>,
-        o: rt::ApplyOptions,
-    ) -> rt::ApplyResponse {
+hostile! {
+    fn apply(_, plan, o) {
         let attributes = if o.dry_run {
             "[1, 2, 3]"
         } else {
@@ -32,5 +23,3 @@ impl G {
         }
     }
 }
-
-common::export_apply_only!(G);

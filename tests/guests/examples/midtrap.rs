@@ -1,19 +1,10 @@
 //! `apply` creates the planned ConfigMap, then panics before it answers.
 #![cfg(target_arch = "wasm32")]
 
-#[path = "../common.rs"]
-mod common;
+use krt_test_guests::*;
 
-use common::*;
-
-struct G;
-
-impl G {
-    fn run(
-        _: Option<t::Resource>,
-        plan: Option<t::Resource>,
-        _: rt::ApplyOptions,
-    ) -> rt::ApplyResponse {
+hostile! {
+    fn apply(_, plan, _) {
         let namespace = meta(&plan, "namespace");
         let object = plan.map(|p| p.attributes).unwrap_or_default();
         let options = k8s::CreateOptions {
@@ -26,5 +17,3 @@ impl G {
         panic!("boom after the first write");
     }
 }
-
-common::export_apply_only!(G);

@@ -1,13 +1,8 @@
 //! `apply` recurses without bound until the stack overflows.
 #![cfg(target_arch = "wasm32")]
 
-#[path = "../common.rs"]
-mod common;
-
-use common::*;
+use krt_test_guests::*;
 use std::hint::black_box;
-
-struct G;
 
 /// Every frame lives on the wasm stack (no locals in linear memory), and the
 /// result is combined after the call, so this cannot become a loop.
@@ -20,12 +15,8 @@ fn deep(n: u64, salt: u64) -> u64 {
     next.rotate_left((n & 63) as u32) ^ salt
 }
 
-impl G {
-    fn run(
-        _: Option<t::Resource>,
-        _: Option<t::Resource>,
-        _: rt::ApplyOptions,
-    ) -> rt::ApplyResponse {
+hostile! {
+    fn apply(_, _, _) {
         let depth = deep(0, black_box(7));
         applied(Some(status(
             t::StatusCode::Internal,
@@ -34,5 +25,3 @@ impl G {
         )))
     }
 }
-
-common::export_apply_only!(G);

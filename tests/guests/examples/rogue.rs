@@ -4,12 +4,7 @@
 //! `<label>: <source> <code> <message>` or `<label>: ok`.
 #![cfg(target_arch = "wasm32")]
 
-#[path = "../common.rs"]
-mod common;
-
-use common::*;
-
-struct G;
+use krt_test_guests::*;
 
 fn outcome<T>(label: &str, result: Result<T, k8s::ApiError>) -> String {
     match result {
@@ -27,12 +22,8 @@ fn outcome<T>(label: &str, result: Result<T, k8s::ApiError>) -> String {
     }
 }
 
-impl G {
-    fn run(
-        _: Option<t::Resource>,
-        plan: Option<t::Resource>,
-        _: rt::ApplyOptions,
-    ) -> rt::ApplyResponse {
+hostile! {
+    fn apply(_, plan, _) {
         let ns = meta(&plan, "namespace");
         let create = k8s::CreateOptions {
             dry_run: false,
@@ -119,5 +110,3 @@ impl G {
         )))
     }
 }
-
-common::export_apply_only!(G);

@@ -2,24 +2,13 @@
 //! and almost no guest execution.
 #![cfg(target_arch = "wasm32")]
 
-#[path = "../common.rs"]
-mod common;
+use krt_test_guests::*;
 
-use common::*;
-
-struct G;
-
-impl G {
-    fn run(
-        _: Option<t::Resource>,
-        _: Option<t::Resource>,
-        _: rt::ApplyOptions,
-    ) -> rt::ApplyResponse {
+hostile! {
+    fn apply(_, _, _) {
         for _ in 0..5 {
             host::sleep(200);
         }
         applied(None)
     }
 }
-
-common::export_apply_only!(G);

@@ -3,19 +3,10 @@
 //! is unused).
 #![cfg(target_arch = "wasm32")]
 
-#[path = "../common.rs"]
-mod common;
+use krt_test_guests::*;
 
-use common::*;
-
-struct G;
-
-impl G {
-    fn run(
-        _: Option<t::Resource>,
-        _: Option<t::Resource>,
-        _: rt::ApplyOptions,
-    ) -> rt::ApplyResponse {
+hostile! {
+    fn apply(_, _, _) {
         let outcome = std::net::TcpStream::connect("10.0.0.1:80")
             .map(|_| ())
             .and_then(|()| std::fs::read_to_string("/etc/hostname").map(|_| ()));
@@ -26,5 +17,3 @@ impl G {
         )))
     }
 }
-
-common::export_apply_only!(G);

@@ -3,7 +3,7 @@
 //! fields, dry runs that fail validation, immutable fields and replacement, and kubectl
 //! interoperation through the last-applied annotation.
 
-use crate::support::{Cluster, resource};
+use crate::support::{Runtimes, SimCluster, resource};
 use krt_host::Runtime;
 use krt_host::model::{Action, ApplyMode, ApplyOptions, StatusCode, StatusKind};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -13,19 +13,23 @@ use serde_json::{Value, json};
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 fn configmap(name: &str, data: Value) -> Value {
-    json!({"apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": "default"}, "data": data})
+    krt_testkit::configmap(name)
+        .namespace("default")
+        .data(data)
+        .value()
 }
 
 fn deployment(name: &str, app: &str, labels: Value, containers: Value) -> Value {
-    json!({"apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": name, "namespace": "default", "labels": labels},
-        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": app}},
-            "template": {"metadata": {"labels": {"app": app}},
-                "spec": {"containers": containers}}}})
+    krt_testkit::deployment(name)
+        .namespace("default")
+        .labels(labels)
+        .set("/spec/selector/matchLabels", json!({"app": app}))
+        .set("/spec/template/metadata/labels", json!({"app": app}))
+        .containers(containers)
+        .value()
 }
 
-fn api(cluster: &Cluster, api_version: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
+fn api(cluster: &SimCluster, api_version: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
     let ar = ApiResource {
         group: group.into(),
@@ -46,7 +50,7 @@ fn csa() -> ApplyOptions {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ssa_conflict_with_another_manager_is_reported_per_field_and_resolved_with_force() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let rt = cluster.runtime().await;
     let v1 = resource(configmap(
         "shared",
@@ -120,7 +124,7 @@ async fn ssa_conflict_with_another_manager_is_reported_per_field_and_resolved_wi
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_side_three_way_keeps_a_foreign_label_and_container_and_removes_ours() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let rt = cluster.runtime().await;
     let v1 = resource(deployment(
         "merge",
@@ -190,7 +194,7 @@ async fn client_side_three_way_keeps_a_foreign_label_and_container_and_removes_o
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dry_run_that_fails_validation_reports_the_error_and_writes_nothing() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let rt = cluster.runtime().await;
     // The selector does not match the template's labels.
     let mut bad = deployment(
@@ -244,7 +248,7 @@ async fn dry_run_that_fails_validation_reports_the_error_and_writes_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn immutable_selector_change_is_reported_and_replaced_on_request() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let rt = cluster.runtime().await;
     let containers = json!([{"name": "c", "image": "nginx"}]);
     let v1 = resource(deployment("sel", "one", json!({}), containers.clone()));
@@ -337,7 +341,7 @@ async fn immutable_selector_change_is_reported_and_replaced_on_request() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_side_apply_interoperates_with_kubectl_through_last_applied() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let rt = cluster.runtime().await;
     let containers = json!([{"name": "c", "image": "nginx"}]);
     let v1 = resource(deployment(
@@ -456,7 +460,7 @@ async fn client_side_apply_interoperates_with_kubectl_through_last_applied() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn equal_quantities_in_another_unit_are_unchanged() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let rt = cluster.runtime().await;
     let with_memory = |memory: &str, cpu: &str| {
         resource(deployment(

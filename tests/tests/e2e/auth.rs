@@ -3,7 +3,7 @@
 //! CA data verified, insecure-skip-tls-verify honoured, bearer tokens, exec
 //! credential plugins, and clear errors when any of them is wrong.
 
-use crate::support::{TempDir, krt_env};
+use crate::support::{krt_env, temp_dir};
 use std::os::unix::fs::PermissionsExt;
 
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: auth-test, namespace: default}\ndata: {k: v}\n";
@@ -36,11 +36,11 @@ fn ca_data(sim: &krt_sim::Sim) -> String {
     )
 }
 
-async fn apply_with(dir: &TempDir, config: &str) -> crate::support::Run {
-    let file = dir.0.join("kubeconfig");
+async fn apply_with(dir: &std::path::Path, config: &str) -> crate::support::Run {
+    let file = dir.join("kubeconfig");
     std::fs::write(&file, config).unwrap();
     krt_env(
-        &dir.0,
+        dir,
         &["--kubeconfig", file.to_str().unwrap(), "apply", "-f", "-"],
         &[],
         Some(CM),
@@ -52,9 +52,9 @@ async fn apply_with(dir: &TempDir, config: &str) -> crate::support::Run {
 async fn tls_with_the_clusters_ca_and_a_token_works() {
     let sim = secure_sim().await;
     assert!(sim.url().starts_with("https://"), "{}", sim.url());
-    let dir = TempDir::new("tls-ok");
+    let dir = temp_dir("tls-ok");
     let run = apply_with(
-        &dir,
+        dir.path(),
         &kubeconfig(&sim, &ca_data(&sim), &format!("    token: {TOKEN}\n")),
     )
     .await;
@@ -66,8 +66,8 @@ async fn tls_with_the_clusters_ca_and_a_token_works() {
 async fn an_unknown_ca_is_refused_unless_the_kubeconfig_skips_verification() {
     let sim = secure_sim().await;
     let user = format!("    token: {TOKEN}\n");
-    let dir = TempDir::new("tls-unknown");
-    let refused = apply_with(&dir, &kubeconfig(&sim, "", &user)).await;
+    let dir = temp_dir("tls-unknown");
+    let refused = apply_with(dir.path(), &kubeconfig(&sim, "", &user)).await;
     assert_eq!(refused.code, 1, "{}", refused.stdout);
     // The preview lists each resource's failure on stdout; the summary goes to stderr.
     let output = format!("{}{}", refused.stdout, refused.stderr).to_lowercase();
@@ -78,7 +78,7 @@ async fn an_unknown_ca_is_refused_unless_the_kubeconfig_skips_verification() {
         refused.stderr
     );
     let skipped = apply_with(
-        &dir,
+        dir.path(),
         &kubeconfig(&sim, "    insecure-skip-tls-verify: true\n", &user),
     )
     .await;
@@ -88,9 +88,9 @@ async fn an_unknown_ca_is_refused_unless_the_kubeconfig_skips_verification() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wrong_token_is_reported_as_unauthenticated() {
     let sim = secure_sim().await;
-    let dir = TempDir::new("tls-token");
+    let dir = temp_dir("tls-token");
     let run = apply_with(
-        &dir,
+        dir.path(),
         &kubeconfig(&sim, &ca_data(&sim), "    token: wrong\n"),
     )
     .await;
@@ -106,8 +106,8 @@ async fn a_wrong_token_is_reported_as_unauthenticated() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_exec_credential_plugin_supplies_the_token() {
     let sim = secure_sim().await;
-    let dir = TempDir::new("exec");
-    let plugin = dir.0.join("credential-plugin.sh");
+    let dir = temp_dir("exec");
+    let plugin = dir.path().join("credential-plugin.sh");
     std::fs::write(
         &plugin,
         format!(
@@ -120,8 +120,8 @@ async fn an_exec_credential_plugin_supplies_the_token() {
         "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      interactiveMode: Never\n",
         plugin.display()
     );
-    let run = apply_with(&dir, &kubeconfig(&sim, &ca_data(&sim), &user)).await;
+    let run = apply_with(dir.path(), &kubeconfig(&sim, &ca_data(&sim), &user)).await;
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    let calls = std::fs::read_to_string(dir.0.join("calls")).expect("the plugin ran");
+    let calls = std::fs::read_to_string(dir.path().join("calls")).expect("the plugin ran");
     assert!(calls.contains("plugin-ran"));
 }

@@ -4,7 +4,7 @@
 //! simulator holds exactly the objects, at the same resourceVersions, as before. Invalid
 //! IDs given to the Rust `Runtime` API are refused without a request that writes.
 
-use crate::support::{Cluster, Run, TempDir, cache_dir, krt_bin, workspace};
+use crate::support::{Run, Runtimes, SimCluster, cache_dir, krt_bin, temp_dir, workspace};
 use krt_host::Runtime;
 use krt_host::model::{
     ApplyOptions, DeleteRequest, ReadOptions, Resource, StatusCode, WatchRequest,
@@ -113,7 +113,7 @@ fn generated(dir: &Path) -> Vec<Case> {
 
 /// Every object the simulator serves, `apiVersion/kind namespace/name` → resourceVersion,
 /// listed through discovery like `kubectl get --all-namespaces` on every listable kind.
-async fn objects(cluster: &Cluster) -> BTreeMap<String, String> {
+async fn objects(cluster: &SimCluster) -> BTreeMap<String, String> {
     let discovery = Discovery::new(cluster.client.clone())
         .run()
         .await
@@ -143,7 +143,7 @@ async fn objects(cluster: &Cluster) -> BTreeMap<String, String> {
 
 /// Runs `krt ARGS -f INPUT` for one case in `dir`, with no kubeconfig but the
 /// simulator's in the environment.
-async fn run(dir: &Path, cluster: &Cluster, case: &Case, args: &[&str]) -> Run {
+async fn run(dir: &Path, cluster: &SimCluster, case: &Case, args: &[&str]) -> Run {
     use tokio::io::AsyncWriteExt;
     let (file, stdin): (&str, &[u8]) = match &case.input {
         Input::File(path) => (path.to_str().unwrap(), b""),
@@ -179,8 +179,8 @@ async fn run(dir: &Path, cluster: &Cluster, case: &Case, args: &[&str]) -> Run {
 
 /// Checks one case against a fresh simulator; the problems found, if any.
 async fn check(case: Arc<Case>) -> Vec<String> {
-    let cluster = Cluster::start().await;
-    let dir = TempDir::new("bad-input");
+    let cluster = SimCluster::start().await;
+    let dir = temp_dir("bad-input");
     let before = objects(&cluster).await;
     let version = cluster.sim().cluster().resource_version();
     let mut problems = Vec::new();
@@ -188,7 +188,7 @@ async fn check(case: Arc<Case>) -> Vec<String> {
         &["preview"][..],
         &["apply", "--yes", "--timeout", "20s"][..],
     ] {
-        let r = run(&dir.0, &cluster, &case, args).await;
+        let r = run(dir.path(), &cluster, &case, args).await;
         let missing: Vec<&String> = case
             .expect
             .iter()
@@ -234,7 +234,7 @@ async fn check(case: Arc<Case>) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_is_refused_with_its_message_and_changes_nothing() {
-    let scratch = TempDir::new("bad-input-generated");
+    let scratch = temp_dir("bad-input-generated");
     let corpus = corpus();
     assert!(
         corpus.len() >= 30,
@@ -243,7 +243,7 @@ async fn bad_input_is_refused_with_its_message_and_changes_nothing() {
     );
     let cases: Vec<Arc<Case>> = corpus
         .into_iter()
-        .chain(generated(&scratch.0))
+        .chain(generated(scratch.path()))
         .map(Arc::new)
         .collect();
     let total = cases.len();
@@ -282,7 +282,7 @@ fn with_id(id: &str, namespace: &str) -> Resource {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_runtime_api_refuses_invalid_ids_and_writes_nothing() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let rt = cluster.runtime().await;
     let before = objects(&cluster).await;
     let version = cluster.sim().cluster().resource_version();

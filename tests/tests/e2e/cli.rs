@@ -1,10 +1,10 @@
 //! The `krt` binary against a simulator.
 
-use crate::support::{Cluster, TempDir, krt, krt_in, workspace};
+use crate::support::{SimCluster, krt, krt_in, temp_dir, workspace};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quickstart_applies_then_reports_unchanged() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let file = workspace().join("examples/quickstart.yaml");
     let file = file.to_str().unwrap();
 
@@ -121,7 +121,7 @@ async fn quickstart_applies_then_reports_unchanged() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_yaml_fails_clearly_and_writes_nothing() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let before = cluster
         .names("v1", "ConfigMap", "configmaps", Some("default"))
         .await;
@@ -148,7 +148,7 @@ async fn malformed_yaml_fails_clearly_and_writes_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_documents_are_all_listed_and_nothing_is_written() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let input = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok-one}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {}\n---\nkind: Secret\nmetadata: {name: s}\n";
     let run = krt(&cluster.kubeconfig, &["apply", "-f", "-"], Some(input)).await;
     assert_eq!(run.code, 1);
@@ -172,7 +172,7 @@ async fn invalid_documents_are_all_listed_and_nothing_is_written() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_and_delete_through_the_cli() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let input = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cli-cm, namespace: default}\ndata: {k: v}\n";
     let read_missing = krt(&cluster.kubeconfig, &["read", "-f", "-"], Some(input)).await;
     assert_eq!(read_missing.code, 0, "{}", read_missing.stderr);
@@ -218,11 +218,11 @@ async fn read_and_delete_through_the_cli() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_embedded_cluster_remembers_earlier_runs() {
-    let dir = TempDir::new("embedded");
+    let dir = temp_dir("embedded");
     let file = workspace().join("examples/quickstart.yaml");
     let args = ["--cluster", "sim", "apply", "-f", file.to_str().unwrap()];
 
-    let first = krt_in(&dir.0, &args, None).await;
+    let first = krt_in(dir.path(), &args, None).await;
     assert_eq!(
         first.code, 0,
         "stdout:\n{}\nstderr:\n{}",
@@ -238,9 +238,9 @@ async fn the_embedded_cluster_remembers_earlier_runs() {
         "{}",
         first.stdout
     );
-    assert!(dir.0.join(".krt/sim-state.json").exists());
+    assert!(dir.path().join(".krt/sim-state.json").exists());
 
-    let second = krt_in(&dir.0, &args, None).await;
+    let second = krt_in(dir.path(), &args, None).await;
     assert_eq!(second.code, 0, "stderr:\n{}", second.stderr);
     assert!(
         second
@@ -255,7 +255,7 @@ async fn the_embedded_cluster_remembers_earlier_runs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_secrets_create_preview_masks_its_values() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let input = "apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: default}\nstringData: {password: hunter2}\n";
     let run = krt(&cluster.kubeconfig, &["preview", "-f", "-"], Some(input)).await;
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);

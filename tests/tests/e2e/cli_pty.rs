@@ -1,7 +1,7 @@
 //! `krt apply` on a pseudo-terminal: the confirmation prompt, the live
 //! progress display's final screen, and `NO_COLOR`.
 
-use crate::support::{Cluster, TempDir, cache_dir, krt_bin, workspace};
+use crate::support::{SimCluster, cache_dir, krt_bin, temp_dir, workspace};
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use std::io::{Read, Write};
 use std::path::Path;
@@ -84,8 +84,8 @@ fn screen(bytes: &[u8]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_progress_display_ends_with_every_resource_and_its_health() {
-    let cluster = Cluster::start().await;
-    let dir = TempDir::new("pty");
+    let cluster = SimCluster::start().await;
+    let dir = temp_dir("pty");
     let args = |more: &[&str]| {
         let mut a = vec![
             "--kubeconfig".to_owned(),
@@ -96,7 +96,7 @@ async fn the_progress_display_ends_with_every_resource_and_its_health() {
     };
     let file = workspace().join("examples/quickstart.yaml");
     let file = file.to_str().unwrap();
-    let (code, bytes) = on_terminal(&dir.0, args(&["apply", "-f", file]), "y\n", &[]).await;
+    let (code, bytes) = on_terminal(dir.path(), args(&["apply", "-f", file]), "y\n", &[]).await;
     let text = screen(&bytes);
     assert_eq!(code, 0, "{text}");
     assert!(
@@ -128,12 +128,12 @@ async fn the_progress_display_ends_with_every_resource_and_its_health() {
 
     // A declined prompt changes nothing; NO_COLOR turns colors off.
     std::fs::write(
-        dir.0.join("more.yaml"),
+        dir.path().join("more.yaml"),
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra, namespace: default}\n",
     )
     .unwrap();
     let (code, bytes) = on_terminal(
-        &dir.0,
+        dir.path(),
         args(&["apply", "-f", "more.yaml"]),
         "n\n",
         &[("NO_COLOR", "1")],

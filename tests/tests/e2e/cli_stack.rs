@@ -2,13 +2,13 @@
 //! destroy; invalid stacks; failures that skip dependents; interrupted and
 //! concurrent runs; the JSON report; drift.
 
-use crate::support::{Cluster, Run, TempDir, krt_in, krt_spawn, workspace};
+use crate::support::{Run, SimCluster, krt_in, krt_spawn, temp_dir, workspace};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Runs `krt --kubeconfig K ARGS` in `dir` (where its `.krt/state` lives).
-async fn krt(dir: &Path, cluster: &Cluster, args: &[&str], input: Option<&str>) -> Run {
+async fn krt(dir: &Path, cluster: &SimCluster, args: &[&str], input: Option<&str>) -> Run {
     let mut full = vec!["--kubeconfig", cluster.kubeconfig.to_str().unwrap()];
     full.extend_from_slice(args);
     krt_in(dir, &full, input).await
@@ -67,14 +67,14 @@ const THREE_TIER_IDS: [&str; 8] = [
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_three_tier_app_is_previewed_applied_changed_and_destroyed() {
-    let cluster = Cluster::start().await;
-    let dir = TempDir::new("three-tier");
-    let app = three_tier(&dir.0);
+    let cluster = SimCluster::start().await;
+    let dir = temp_dir("three-tier");
+    let app = three_tier(dir.path());
     let app = app.to_str().unwrap();
 
     // Preview: everything is a create, in dependency order, as one JSON document.
     let preview = krt(
-        &dir.0,
+        dir.path(),
         &cluster,
         &["-o", "json", "preview", "-f", app],
         None,
@@ -101,7 +101,7 @@ async fn a_three_tier_app_is_previewed_applied_changed_and_destroyed() {
     // Apply. The simulator has no Ingress controller, so the Ingress never gets
     // a load-balancer address: it times out (exit 3); everything else is healthy.
     let apply = krt(
-        &dir.0,
+        dir.path(),
         &cluster,
         &["apply", "-f", app, "--timeout", "3s"],
         None,
@@ -127,8 +127,8 @@ async fn a_three_tier_app_is_previewed_applied_changed_and_destroyed() {
     assert!(apply.stderr.contains("error: networking.k8s.io/v1:Ingress:shop:web: WatchTimeout: Ingress shop/web did not become ready within 3000 ms"), "{}", show(&apply));
     let mut expected: Vec<String> = THREE_TIER_IDS.iter().map(|s| s.to_string()).collect();
     expected.sort();
-    assert_eq!(state_ids(&dir.0, "default"), expected);
-    let recorded = state(&dir.0, "default");
+    assert_eq!(state_ids(dir.path(), "default"), expected);
+    let recorded = state(dir.path(), "default");
     let deployment = recorded["resources"]
         .as_array()
         .unwrap()
@@ -168,7 +168,7 @@ async fn a_three_tier_app_is_previewed_applied_changed_and_destroyed() {
         "s3cr3t-one",
         "s3cr3t-two",
     );
-    let preview = krt(&dir.0, &cluster, &["preview", "-f", app], None).await;
+    let preview = krt(dir.path(), &cluster, &["preview", "-f", app], None).await;
     assert_eq!(preview.code, 0, "{}", show(&preview));
     let expected = "\
 Preview of stack 'default' (state: .krt/state/default.json):
@@ -208,7 +208,7 @@ Plan: 0 to create, 3 to update, 0 to replace, 0 to delete, 5 unchanged.
 
     // Apply the change without waiting; then nothing is left to change.
     let apply = krt(
-        &dir.0,
+        dir.path(),
         &cluster,
         &["apply", "-f", app, "--watch=false"],
         None,
@@ -227,7 +227,7 @@ Plan: 0 to create, 3 to update, 0 to replace, 0 to delete, 5 unchanged.
         .await
         .unwrap();
     assert_eq!(live["spec"]["replicas"], 3);
-    let again = krt(&dir.0, &cluster, &["preview", "-f", app], None).await;
+    let again = krt(dir.path(), &cluster, &["preview", "-f", app], None).await;
     assert!(
         again
             .stdout
@@ -238,7 +238,7 @@ Plan: 0 to create, 3 to update, 0 to replace, 0 to delete, 5 unchanged.
 
     // A resource dropped from the input is a delete.
     std::fs::remove_file(Path::new(app).join("40-storefront.yaml")).unwrap();
-    let preview = krt(&dir.0, &cluster, &["preview", "-f", app], None).await;
+    let preview = krt(dir.path(), &cluster, &["preview", "-f", app], None).await;
     assert!(
         preview
             .stdout
@@ -253,7 +253,7 @@ Plan: 0 to create, 3 to update, 0 to replace, 0 to delete, 5 unchanged.
     );
 
     // Destroy everything recorded, dependents first.
-    let destroy = krt(&dir.0, &cluster, &["destroy"], None).await;
+    let destroy = krt(dir.path(), &cluster, &["destroy"], None).await;
     assert_eq!(destroy.code, 0, "{}", show(&destroy));
     let order: Vec<&str> = destroy
         .stdout
@@ -269,7 +269,7 @@ Plan: 0 to create, 3 to update, 0 to replace, 0 to delete, 5 unchanged.
             < position("apiextensions.k8s.io/v1:CustomResourceDefinition:storefronts.shop.krt.dev")
     );
     assert_eq!(*order.last().unwrap(), "v1:Namespace:shop");
-    assert!(state_ids(&dir.0, "default").is_empty());
+    assert!(state_ids(dir.path(), "default").is_empty());
     assert!(
         cluster
             .get("apps/v1", "Deployment", "deployments", Some("shop"), "web")
@@ -280,8 +280,8 @@ Plan: 0 to create, 3 to update, 0 to replace, 0 to delete, 5 unchanged.
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cycles_and_duplicate_ids_are_rejected_with_nothing_applied() {
-    let cluster = Cluster::start().await;
-    let dir = TempDir::new("invalid");
+    let cluster = SimCluster::start().await;
+    let dir = temp_dir("invalid");
     let spec = r#"
 resources:
   - id: v1:ConfigMap:default:a
@@ -296,7 +296,7 @@ resources:
     type: Kubernetes
     attributes: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: default}}
 "#;
-    let run = krt(&dir.0, &cluster, &["apply", "-f", "-"], Some(spec)).await;
+    let run = krt(dir.path(), &cluster, &["apply", "-f", "-"], Some(spec)).await;
     assert_eq!(run.code, 1, "{}", show(&run));
     assert_eq!(
         run.stderr,
@@ -306,7 +306,7 @@ resources:
     let dup = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: default}\n";
     let more = "---\napiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: default, annotations: {krt.dev/depends-on: 'v1:Secret:default:nope'}}\n";
     let run = krt(
-        &dir.0,
+        dir.path(),
         &cluster,
         &["apply", "-f", "-"],
         Some(&format!("{dup}---\n{dup}{more}")),
@@ -327,7 +327,10 @@ resources:
             .iter()
             .all(|n| !["a", "b", "c"].contains(&n.as_str()))
     );
-    assert!(!dir.0.join(".krt/state").exists(), "no state was written");
+    assert!(
+        !dir.path().join(".krt/state").exists(),
+        "no state was written"
+    );
 }
 
 const FAILING: &str = r#"
@@ -362,10 +365,10 @@ resources:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_deployment_is_reported_and_its_dependents_skipped() {
-    let cluster = Cluster::start().await;
-    let dir = TempDir::new("failing");
+    let cluster = SimCluster::start().await;
+    let dir = temp_dir("failing");
     let run = krt(
-        &dir.0,
+        dir.path(),
         &cluster,
         &["-o", "json", "apply", "-f", "-", "--timeout", "60s"],
         Some(FAILING),
@@ -426,7 +429,7 @@ async fn a_failing_deployment_is_reported_and_its_dependents_skipped() {
             .is_some()
     );
     // The failed Deployment exists, so it is recorded; the skipped ones are not.
-    let ids = state_ids(&dir.0, "default");
+    let ids = state_ids(dir.path(), "default");
     assert!(
         ids.contains(&"apps/v1:Deployment:fail:api".to_owned()),
         "{ids:?}"
@@ -448,8 +451,8 @@ async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_runs_are_refused_and_an_interrupted_apply_resumes() {
-    let cluster = Cluster::start().await;
-    let dir = TempDir::new("resume");
+    let cluster = SimCluster::start().await;
+    let dir = temp_dir("resume");
     // The Deployment never becomes ready, so the first run waits on it with
     // the Service (which depends on it) not yet applied.
     let stuck = FAILING
@@ -462,10 +465,10 @@ async fn concurrent_runs_are_refused_and_an_interrupted_apply_resumes() {
             "  - id: v1:ConfigMap:fail:independent",
             "  - id: v1:ConfigMap:fail:independent\n    dependsOn: [apps/v1:Deployment:fail:api]",
         );
-    let file = dir.0.join("app.yaml");
+    let file = dir.path().join("app.yaml");
     std::fs::write(&file, &stuck).unwrap();
     let mut first = krt_spawn(
-        &dir.0,
+        dir.path(),
         &[
             "--kubeconfig",
             cluster.kubeconfig.to_str().unwrap(),
@@ -476,7 +479,7 @@ async fn concurrent_runs_are_refused_and_an_interrupted_apply_resumes() {
         std::process::Stdio::null(),
         std::process::Stdio::null(),
     );
-    let state_file = dir.0.join(".krt/state/default.json");
+    let state_file = dir.path().join(".krt/state/default.json");
     eventually("the Deployment to be recorded", || {
         std::fs::read_to_string(&state_file)
             .is_ok_and(|t| t.contains("apps/v1:Deployment:fail:api"))
@@ -485,7 +488,7 @@ async fn concurrent_runs_are_refused_and_an_interrupted_apply_resumes() {
 
     // A second run on the same stack is refused while the first holds the lock.
     let second = krt(
-        &dir.0,
+        dir.path(),
         &cluster,
         &["apply", "-f", file.to_str().unwrap()],
         None,
@@ -509,7 +512,7 @@ async fn concurrent_runs_are_refused_and_an_interrupted_apply_resumes() {
     first.kill().await.unwrap();
     first.wait().await.unwrap();
     assert_eq!(
-        state_ids(&dir.0, "default"),
+        state_ids(dir.path(), "default"),
         ["apps/v1:Deployment:fail:api", "v1:Namespace:fail"]
     );
 
@@ -520,7 +523,7 @@ async fn concurrent_runs_are_refused_and_an_interrupted_apply_resumes() {
     )
     .unwrap();
     let resumed = krt(
-        &dir.0,
+        dir.path(),
         &cluster,
         &["apply", "-f", file.to_str().unwrap(), "--timeout", "60s"],
         None,
@@ -553,17 +556,17 @@ async fn concurrent_runs_are_refused_and_an_interrupted_apply_resumes() {
         "{}",
         resumed.stdout
     );
-    assert_eq!(state_ids(&dir.0, "default").len(), 5);
+    assert_eq!(state_ids(dir.path(), "default").len(), 5);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn drift_is_found_and_state_can_live_in_the_cluster() {
-    let cluster = Cluster::start().await;
-    let dir = TempDir::new("drift");
+    let cluster = SimCluster::start().await;
+    let dir = temp_dir("drift");
     let input = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: tuned, namespace: default}\ndata: {level: low}\n";
     let args = ["--state", "kubernetes", "--stack", "tuning"];
     let apply = krt(
-        &dir.0,
+        dir.path(),
         &cluster,
         &[&args[..], &["apply", "-f", "-"]].concat(),
         Some(input),
@@ -571,7 +574,7 @@ async fn drift_is_found_and_state_can_live_in_the_cluster() {
     .await;
     assert_eq!(apply.code, 0, "{}", show(&apply));
     assert!(
-        !dir.0.join(".krt/state").exists(),
+        !dir.path().join(".krt/state").exists(),
         "the state is in the cluster"
     );
     let secret = cluster
@@ -599,7 +602,7 @@ async fn drift_is_found_and_state_can_live_in_the_cluster() {
         "the lock is released"
     );
     let list = krt(
-        &dir.0,
+        dir.path(),
         &cluster,
         &[&args[..], &["-o", "json", "state", "list"]].concat(),
         None,
@@ -612,7 +615,13 @@ async fn drift_is_found_and_state_can_live_in_the_cluster() {
         show(&list)
     );
 
-    let clean = krt(&dir.0, &cluster, &[&args[..], &["drift"]].concat(), None).await;
+    let clean = krt(
+        dir.path(),
+        &cluster,
+        &[&args[..], &["drift"]].concat(),
+        None,
+    )
+    .await;
     assert_eq!(clean.code, 0, "{}", show(&clean));
     // Someone changes the object behind krt's back.
     let api: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
@@ -625,7 +634,13 @@ async fn drift_is_found_and_state_can_live_in_the_cluster() {
     )
     .await
     .unwrap();
-    let drift = krt(&dir.0, &cluster, &[&args[..], &["drift"]].concat(), None).await;
+    let drift = krt(
+        dir.path(),
+        &cluster,
+        &[&args[..], &["drift"]].concat(),
+        None,
+    )
+    .await;
     assert_eq!(drift.code, 2, "{}", show(&drift));
     assert!(
         drift
@@ -641,7 +656,7 @@ async fn drift_is_found_and_state_can_live_in_the_cluster() {
         "{}",
         drift.stdout
     );
-    let read = krt(&dir.0, &cluster, &[&args[..], &["read"]].concat(), None).await;
+    let read = krt(dir.path(), &cluster, &[&args[..], &["read"]].concat(), None).await;
     assert!(
         read.stdout
             .contains("# drift: 1 field(s) differ from the state: data.level"),

@@ -2,7 +2,7 @@
 //! sandboxed `ComponentRuntime` and the `NativeRuntime` (same guest logic,
 //! natively), each on its own simulator.
 
-use crate::support::{Cluster, resource};
+use crate::support::{Runtimes, SimCluster, resource};
 use krt_host::model::{
     Action, ApplyOptions, DeleteRequest, HealthState, PropagationPolicy, ReadOptions, StatusCode,
     WatchRequest,
@@ -64,19 +64,21 @@ conformance!(
 );
 
 fn configmap(name: &str, data: Value) -> Value {
-    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}, "data": data})
+    krt_testkit::configmap(name)
+        .namespace("default")
+        .data(data)
+        .value()
 }
 
 fn deployment(name: &str, replicas: u32) -> Value {
-    json!({"apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]}}}})
+    krt_testkit::deployment(name)
+        .namespace("default")
+        .replicas(replicas)
+        .value()
 }
 
 async fn create_update_noop(kind: Kind) {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     with_runtime!(kind, cluster, cluster.kube_cluster("default"), |rt| {
         let v1 = resource(configmap("cfg", json!({"a": "1"})));
         let created = rt.apply(None, Some(&v1), &ApplyOptions::default()).await;
@@ -110,7 +112,7 @@ async fn create_update_noop(kind: Kind) {
 }
 
 async fn read_missing_and_delete_missing(kind: Kind) {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     with_runtime!(kind, cluster, cluster.kube_cluster("default"), |rt| {
         let missing = resource(configmap("ghost", json!({})));
         let read = rt.read(None, Some(&missing), &ReadOptions::default()).await;
@@ -121,7 +123,7 @@ async fn read_missing_and_delete_missing(kind: Kind) {
 }
 
 async fn delete_foreground_removes_dependents(kind: Kind) {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     with_runtime!(kind, cluster, cluster.kube_cluster("default"), |rt| {
         let web = resource(deployment("fg", 1));
         assert_eq!(
@@ -173,7 +175,7 @@ async fn delete_foreground_removes_dependents(kind: Kind) {
 }
 
 async fn ssa_conflict_then_force(kind: Kind) {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     with_runtime!(kind, cluster, cluster.kube_cluster("default"), |rt| {
         let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
         let api: Api<DynamicObject> = Api::namespaced_with(cluster.client.clone(), "default", &ar);
@@ -220,7 +222,7 @@ async fn ssa_conflict_then_force(kind: Kind) {
 }
 
 async fn watch_deployment_to_ready(kind: Kind) {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     with_runtime!(kind, cluster, cluster.kube_cluster("default"), |rt| {
         let web = resource(deployment("web", 3));
         assert_eq!(
@@ -246,7 +248,7 @@ async fn watch_deployment_to_ready(kind: Kind) {
 }
 
 async fn crd_then_custom_resource_in_one_run(kind: Kind) {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     with_runtime!(kind, cluster, cluster.kube_cluster("default"), |rt| {
         let crd = resource(
             json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -293,7 +295,7 @@ async fn crd_then_custom_resource_in_one_run(kind: Kind) {
 }
 
 async fn namespace_from_the_context(kind: Kind) {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     cluster.create_namespace("team-a").await;
     with_runtime!(kind, cluster, cluster.kube_cluster("team-a"), |rt| {
         let mut cm = resource(
@@ -322,7 +324,7 @@ async fn namespace_from_the_context(kind: Kind) {
 }
 
 async fn discovery_is_cached_and_refreshed_on_a_miss(kind: Kind) {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let kc: Arc<KubeCluster> = cluster.kube_cluster("default");
     with_runtime!(kind, cluster, kc.clone(), |rt| {
         for i in 0..5 {
@@ -395,7 +397,7 @@ async fn discovery_is_cached_and_refreshed_on_a_miss(kind: Kind) {
 }
 
 async fn dropping_a_call_cancels_it(kind: Kind) {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     with_runtime!(kind, cluster, cluster.kube_cluster("default"), |rt| {
         // A Deployment whose Pods never become ready keeps a watch waiting.
         let mut stuck = deployment("stuck", 1);

@@ -8,7 +8,7 @@
 //! `watch_health::watch_outlives_410_gone_and_closed_streams` (a Deployment rolled out while every
 //! stream is closed and its history expired, again and again).
 
-use crate::support::{Cluster, TempDir, client_for, krt_in, krt_spawn, resource};
+use crate::support::{Runtimes, SimCluster, client_for, krt_in, krt_spawn, resource, temp_dir};
 use futures::TryStreamExt;
 use krt_host::Runtime;
 use krt_host::model::{Action, ApplyMode, ApplyOptions, StatusCode};
@@ -20,8 +20,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 fn configmap(name: &str, value: &str) -> Value {
-    json!({"apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": "default"}, "data": {"k": value}})
+    krt_testkit::configmap(name)
+        .namespace("default")
+        .data(json!({"k": value}))
+        .value()
 }
 
 fn configmaps(client: &kube::Client, ns: &str) -> Api<DynamicObject> {
@@ -78,7 +80,7 @@ fn client_side() -> ApplyOptions {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_errors_and_lost_responses_on_writes_complete_without_duplicate_writes() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let kc = cluster.kube_cluster("default");
     let rt = cluster.runtime_in(kc.clone()).await;
     let from = mark(&cluster.client, "default").await;
@@ -156,7 +158,7 @@ async fn server_errors_and_lost_responses_on_writes_complete_without_duplicate_w
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn throttled_writes_wait_for_retry_after_and_endless_errors_give_up_in_bounds() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let kc = cluster.kube_cluster("default");
     let rt = cluster.runtime_in(kc.clone()).await;
     let from = mark(&cluster.client, "default").await;
@@ -213,7 +215,7 @@ async fn throttled_writes_wait_for_retry_after_and_endless_errors_give_up_in_bou
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_concurrent_writer_between_read_and_patch_is_retried_and_its_change_survives() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let rt = cluster.runtime().await;
     let v1 = resource(configmap("contended", "1"));
     assert_eq!(rt.apply(None, Some(&v1), &client_side()).await.status, None);
@@ -300,16 +302,16 @@ async fn configmap_ids(client: &kube::Client, ns: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_api_server_lost_mid_run_stops_it_clearly_and_a_rerun_finishes() {
-    let dir = TempDir::new("unreachable");
-    let sim_state = dir.0.join("sim-state.json");
+    let dir = temp_dir("unreachable");
+    let sim_state = dir.path().join("sim-state.json");
     let config = || SimConfig {
         state_file: Some(sim_state.clone()),
         ..SimConfig::default()
     };
     let sim = Sim::start_with(config()).await.unwrap();
-    let kubeconfig = dir.0.join("kubeconfig");
+    let kubeconfig = dir.path().join("kubeconfig");
     sim.write_kubeconfig(&kubeconfig).unwrap();
-    let files = manifests(&dir.0, "default", 40);
+    let files = manifests(dir.path(), "default", 40);
     // Slow writes, one at a time, so the server can be stopped mid-run.
     sim.inject_fault(Fault {
         verb: Some("PATCH".into()),
@@ -327,14 +329,14 @@ async fn an_api_server_lost_mid_run_stops_it_clearly_and_a_rerun_finishes() {
         "1",
     ];
     // Output goes to files, so a run that hangs can still be diagnosed.
-    let (out, err) = (dir.0.join("krt.out"), dir.0.join("krt.err"));
+    let (out, err) = (dir.path().join("krt.out"), dir.path().join("krt.err"));
     let mut child = krt_spawn(
-        &dir.0,
+        dir.path(),
         &args,
         std::fs::File::create(&out).unwrap().into(),
         std::fs::File::create(&err).unwrap().into(),
     );
-    let state_file = dir.0.join(".krt/state/default.json");
+    let state_file = dir.path().join(".krt/state/default.json");
     let deadline = Instant::now() + Duration::from_secs(60);
     while !std::fs::read_to_string(&state_file).is_ok_and(|t| t.matches("cm-").count() >= 5) {
         assert!(
@@ -361,7 +363,7 @@ async fn an_api_server_lost_mid_run_stops_it_clearly_and_a_rerun_finishes() {
         stderr.contains("the API server became unreachable, so "),
         "{stderr}"
     );
-    let recorded = state_ids(&dir.0);
+    let recorded = state_ids(dir.path());
 
     // Back on the same address with the same objects: the state recorded
     // exactly what was applied, and a re-run does the rest.
@@ -381,10 +383,10 @@ async fn an_api_server_lost_mid_run_stops_it_clearly_and_a_rerun_finishes() {
         recorded, applied,
         "the state lists exactly what was applied"
     );
-    let rerun = krt_in(&dir.0, &args, None).await;
+    let rerun = krt_in(dir.path(), &args, None).await;
     assert_eq!(rerun.code, 0, "{}\n{}", rerun.stdout, rerun.stderr);
     assert_eq!(configmap_ids(&client, "default").await.len(), 40);
-    assert_eq!(state_ids(&dir.0).len(), 40);
+    assert_eq!(state_ids(dir.path()).len(), 40);
 }
 
 /// A tiny deterministic generator for kill delays (xorshift), seeded per run.
@@ -403,7 +405,7 @@ impl Xorshift {
 async fn sigkill_at_random_points_never_corrupts_the_state_and_a_rerun_converges() {
     const RUNS: usize = 20;
     const OBJECTS: usize = 200;
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -413,9 +415,9 @@ async fn sigkill_at_random_points_never_corrupts_the_state_and_a_rerun_converges
     let mut random = Xorshift(seed);
 
     // How long one uninterrupted run takes, to kill within it.
-    let timing = TempDir::new("sigkill-timing");
+    let timing = temp_dir("sigkill-timing");
     cluster.create_namespace("timing").await;
-    let files = manifests(&timing.0, "timing", OBJECTS);
+    let files = manifests(timing.path(), "timing", OBJECTS);
     let kubeconfig = cluster.kubeconfig.to_str().unwrap();
     let apply = |files: &Path| {
         vec![
@@ -428,7 +430,7 @@ async fn sigkill_at_random_points_never_corrupts_the_state_and_a_rerun_converges
     };
     let started = Instant::now();
     let full = krt_in(
-        &timing.0,
+        timing.path(),
         &apply(&files).iter().map(String::as_str).collect::<Vec<_>>(),
         None,
     )
@@ -439,12 +441,12 @@ async fn sigkill_at_random_points_never_corrupts_the_state_and_a_rerun_converges
     for run in 0..RUNS {
         let ns = format!("kill-{run}");
         cluster.create_namespace(&ns).await;
-        let dir = TempDir::new("sigkill");
-        let files = manifests(&dir.0, &ns, OBJECTS);
+        let dir = temp_dir("sigkill");
+        let files = manifests(dir.path(), &ns, OBJECTS);
         let from = mark(&cluster.client, &ns).await;
         let args = apply(&files);
         let mut child = krt_spawn(
-            &dir.0,
+            dir.path(),
             &args.iter().map(String::as_str).collect::<Vec<_>>(),
             std::process::Stdio::null(),
             std::process::Stdio::null(),
@@ -455,8 +457,8 @@ async fn sigkill_at_random_points_never_corrupts_the_state_and_a_rerun_converges
         child.wait().await.unwrap();
 
         let live = configmap_ids(&cluster.client, &ns).await;
-        if dir.0.join(".krt/state/default.json").exists() {
-            let recorded = state_ids(&dir.0);
+        if dir.path().join(".krt/state/default.json").exists() {
+            let recorded = state_ids(dir.path());
             let unapplied: Vec<&String> = recorded.iter().filter(|id| !live.contains(id)).collect();
             assert!(
                 unapplied.is_empty(),
@@ -465,7 +467,7 @@ async fn sigkill_at_random_points_never_corrupts_the_state_and_a_rerun_converges
         }
 
         let rerun = krt_in(
-            &dir.0,
+            dir.path(),
             &apply(&files).iter().map(String::as_str).collect::<Vec<_>>(),
             None,
         )
@@ -475,7 +477,7 @@ async fn sigkill_at_random_points_never_corrupts_the_state_and_a_rerun_converges
             "run {run} (killed after {delay} ms): {}",
             rerun.stderr
         );
-        let recorded = state_ids(&dir.0);
+        let recorded = state_ids(dir.path());
         assert_eq!(recorded.len(), OBJECTS, "run {run}: one state entry each");
         assert_eq!(recorded, configmap_ids(&cluster.client, &ns).await);
         let writes = writes_since(&cluster.client, &ns, &from).await;

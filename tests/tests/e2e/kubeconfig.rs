@@ -2,7 +2,7 @@
 //! `KUBECONFIG` with several files merged, `--context`, `-n`, the context's
 //! namespace, and clear errors for broken files.
 
-use crate::support::{Cluster, TempDir, krt_env};
+use crate::support::{SimCluster, krt_env, temp_dir};
 
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kc-test}\ndata: {k: v}\n";
 
@@ -32,15 +32,15 @@ users:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn context_switch_and_the_contexts_namespace() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     cluster.create_namespace("team-a").await;
-    let dir = TempDir::new("contexts");
-    let file = dir.0.join("config");
+    let dir = temp_dir("contexts");
+    let file = dir.path().join("config");
     std::fs::write(&file, two_contexts(cluster.url(), "bad")).unwrap();
     let path = file.to_str().unwrap();
 
     let unreachable = krt_env(
-        &dir.0,
+        dir.path(),
         &["apply", "-f", "-"],
         &[("KUBECONFIG", path)],
         Some(CM),
@@ -54,7 +54,7 @@ async fn context_switch_and_the_contexts_namespace() {
     );
 
     let good = krt_env(
-        &dir.0,
+        dir.path(),
         &["--context", "good", "apply", "-f", "-"],
         &[("KUBECONFIG", path)],
         Some(CM),
@@ -77,14 +77,14 @@ async fn context_switch_and_the_contexts_namespace() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn namespace_flag_overrides_the_context() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     cluster.create_namespace("team-a").await;
     cluster.create_namespace("team-b").await;
-    let dir = TempDir::new("nsflag");
-    let file = dir.0.join("config");
+    let dir = temp_dir("nsflag");
+    let file = dir.path().join("config");
     std::fs::write(&file, two_contexts(cluster.url(), "good")).unwrap();
     let run = krt_env(
-        &dir.0,
+        dir.path(),
         &[
             "--kubeconfig",
             file.to_str().unwrap(),
@@ -115,10 +115,10 @@ async fn namespace_flag_overrides_the_context() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_kubeconfig_files_are_merged() {
-    let cluster = Cluster::start().await;
-    let dir = TempDir::new("merged");
-    let clusters = dir.0.join("clusters");
-    let contexts = dir.0.join("contexts");
+    let cluster = SimCluster::start().await;
+    let dir = temp_dir("merged");
+    let clusters = dir.path().join("clusters");
+    let contexts = dir.path().join("contexts");
     std::fs::write(
         &clusters,
         format!("apiVersion: v1\nkind: Config\nclusters:\n- name: sim\n  cluster: {{server: {}}}\nusers:\n- name: me\n  user: {{}}\n", cluster.url()),
@@ -131,7 +131,7 @@ async fn several_kubeconfig_files_are_merged() {
     .unwrap();
     let joined = format!("{}:{}", contexts.display(), clusters.display());
     let run = krt_env(
-        &dir.0,
+        dir.path(),
         &["apply", "-f", "-"],
         &[("KUBECONFIG", &joined)],
         Some(CM),
@@ -149,15 +149,15 @@ async fn several_kubeconfig_files_are_merged() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broken_kubeconfig_is_named_and_nothing_else_happens() {
-    let dir = TempDir::new("broken");
-    let file = dir.0.join("config");
+    let dir = temp_dir("broken");
+    let file = dir.path().join("config");
     std::fs::write(
         &file,
         "apiVersion: v1\nkind: Config\nclusters: [this is: not valid\n",
     )
     .unwrap();
     let run = krt_env(
-        &dir.0,
+        dir.path(),
         &["apply", "-f", "-"],
         &[("KUBECONFIG", file.to_str().unwrap())],
         Some(CM),

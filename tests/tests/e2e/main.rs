@@ -11,6 +11,7 @@ mod cli_stack;
 mod conformance;
 mod faults;
 mod kubeconfig;
+mod logic;
 mod real_cluster;
 mod retries;
 mod runtime_api;

@@ -2,7 +2,7 @@
 //! with `Retry-After` is retried (and waited for), 5xx on reads is retried.
 //! Writes under faults are in `faults.rs`.
 
-use crate::support::{Cluster, resource};
+use crate::support::{Runtimes, SimCluster, resource};
 use krt_host::Runtime;
 use krt_host::model::{ApplyOptions, ReadOptions};
 use krt_sim::{Fault, FaultAction};
@@ -10,12 +10,15 @@ use serde_json::json;
 use std::time::{Duration, Instant};
 
 fn configmap(name: &str) -> serde_json::Value {
-    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}, "data": {"k": "v"}})
+    krt_testkit::configmap(name)
+        .namespace("default")
+        .data(json!({"k": "v"}))
+        .value()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn throttled_requests_are_retried_after_the_servers_retry_after() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let kc = cluster.kube_cluster("default");
     let rt = cluster.runtime_in(kc.clone()).await;
     cluster.sim().inject_fault(Fault {
@@ -40,7 +43,7 @@ async fn throttled_requests_are_retried_after_the_servers_retry_after() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_errors_on_reads_are_retried() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let kc = cluster.kube_cluster("default");
     let rt = cluster.runtime_in(kc.clone()).await;
     let cm = resource(configmap("flaky"));

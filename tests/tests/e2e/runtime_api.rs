@@ -1,6 +1,6 @@
 //! The Rust `Runtime` API (component-backed) against a simulator.
 
-use crate::support::{Cluster, resource};
+use crate::support::{Runtimes, SimCluster, resource};
 use krt_host::Runtime;
 use krt_host::model::{Action, ApplyMode, ApplyOptions, DeleteRequest, ReadOptions, StatusCode};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -8,10 +8,13 @@ use kube::discovery::ApiResource;
 use serde_json::json;
 
 fn configmap(name: &str, data: serde_json::Value) -> serde_json::Value {
-    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}, "data": data})
+    krt_testkit::configmap(name)
+        .namespace("default")
+        .data(data)
+        .value()
 }
 
-async fn foreign_write(cluster: &Cluster, name: &str, key: &str, value: &str) {
+async fn foreign_write(cluster: &SimCluster, name: &str, key: &str, value: &str) {
     let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
     let api: Api<DynamicObject> = Api::namespaced_with(cluster.client.clone(), "default", &ar);
     api.patch(name, &PatchParams::apply("someone-else"), &Patch::Apply(json!({
@@ -23,7 +26,7 @@ async fn foreign_write(cluster: &Cluster, name: &str, key: &str, value: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn create_then_update_removes_dropped_fields_and_keeps_foreign_ones() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let rt = cluster.runtime().await;
     let opts = ApplyOptions::default();
 
@@ -60,7 +63,7 @@ async fn create_then_update_removes_dropped_fields_and_keeps_foreign_ones() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_side_three_way_removes_dropped_fields_and_keeps_foreign_ones() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let rt = cluster.runtime().await;
     let opts = ApplyOptions {
         mode: ApplyMode::ClientSideThreeWay,
@@ -87,7 +90,7 @@ async fn client_side_three_way_removes_dropped_fields_and_keeps_foreign_ones() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_of_missing_object_is_absent_and_delete_of_missing_object_succeeds() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let rt = cluster.runtime().await;
     let missing = resource(configmap("nope", json!({})));
     let read = rt.read(None, Some(&missing), &ReadOptions::default()).await;
@@ -99,7 +102,7 @@ async fn read_of_missing_object_is_absent_and_delete_of_missing_object_succeeds(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_and_delete_of_existing_object() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let rt = cluster.runtime().await;
     let cm = resource(configmap("present", json!({"k": "v"})));
     assert_eq!(
@@ -122,7 +125,7 @@ async fn read_and_delete_of_existing_object() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_ids_fail_clearly_and_write_nothing() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let rt = cluster.runtime().await;
     let mut wrong_kind = resource(configmap("idcheck", json!({"k": "v"})));
     wrong_kind.id = "v1:Secret:default:idcheck".into();

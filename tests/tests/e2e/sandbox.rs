@@ -4,17 +4,13 @@
 //! outside the policy reaches the simulator. Also: refused imports, version
 //! mismatches, hot reload, the organisation-rules guest and the compile cache.
 
-use crate::support::{Cluster, TempDir, cache_dir, resource};
+use crate::support::{SimCluster, cache_dir, guests, resource, temp_dir};
 use krt_host::model::{ApplyOptions, ApplyResponse, Resource, StatusCode};
 use krt_host::policy::Policy;
 use krt_host::{ComponentRuntime, ComponentSource, EngineOptions, KubeCluster, Limits, Runtime};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-mod guests {
-    include!(concat!(env!("OUT_DIR"), "/guests.rs"));
-}
 
 /// How far past a configured limit a call may end.
 const SLACK: Duration = Duration::from_secs(1);
@@ -34,27 +30,30 @@ fn source(path: &str) -> ComponentSource {
     ComponentSource::File(path.into())
 }
 
-impl Cluster {
-    async fn sandbox(&self, component: &ComponentSource, limits: Limits) -> ComponentRuntime {
-        let cluster = Arc::new(KubeCluster::new(self.client.clone(), "default"));
-        let options = EngineOptions {
-            limits,
-            max_instances: 8,
-            cache_dir: Some(cache_dir()),
-            ..EngineOptions::default()
-        };
-        ComponentRuntime::new(component, cluster, &options)
-            .await
-            .unwrap_or_else(|e| panic!("{component:?} loads: {e}"))
-    }
+/// A runtime over `component` with `limits`, reaching `cluster`.
+async fn sandbox(
+    cluster: &SimCluster,
+    component: &ComponentSource,
+    limits: Limits,
+) -> ComponentRuntime {
+    let cluster = Arc::new(KubeCluster::new(cluster.client.clone(), "default"));
+    let options = EngineOptions {
+        limits,
+        max_instances: 8,
+        cache_dir: Some(cache_dir()),
+        ..EngineOptions::default()
+    };
+    ComponentRuntime::new(component, cluster, &options)
+        .await
+        .unwrap_or_else(|e| panic!("{component:?} loads: {e}"))
 }
 
 fn configmap(namespace: &str, name: &str) -> Resource {
-    resource(json!({
-        "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": namespace, "labels": {"app.kubernetes.io/name": name, "team": "a"}},
-        "data": {"k": "v"}
-    }))
+    krt_testkit::configmap(name)
+        .namespace(namespace)
+        .labels(json!({"app.kubernetes.io/name": name, "team": "a"}))
+        .data(json!({"k": "v"}))
+        .resource()
 }
 
 async fn apply(rt: &ComponentRuntime, plan: &Resource) -> (ApplyResponse, Duration) {
@@ -80,7 +79,7 @@ fn assert_status(response: &ApplyResponse, code: StatusCode, reason: &str) -> St
 }
 
 /// The host is still fine: swapping the built-in guest in, a normal apply works.
-async fn normal_guest_works(rt: &ComponentRuntime, cluster: &Cluster, name: &str) {
+async fn normal_guest_works(rt: &ComponentRuntime, cluster: &SimCluster, name: &str) {
     rt.reload(&ComponentSource::Default)
         .await
         .expect("the built-in guest loads");
@@ -96,8 +95,8 @@ async fn normal_guest_works(rt: &ComponentRuntime, cluster: &Cluster, name: &str
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn infinite_loop_stops_at_the_cpu_limit() {
-    let cluster = Cluster::start().await;
-    let rt = cluster.sandbox(&source(guests::SPIN), limits()).await;
+    let cluster = SimCluster::start().await;
+    let rt = sandbox(&cluster, &source(guests::SPIN), limits()).await;
     let (response, took) = apply(&rt, &configmap("default", "x")).await;
     let message = assert_status(&response, StatusCode::LimitExceeded, "GuestCpuLimit");
     assert!(message.contains("CPU time limit of 300ms"), "{message}");
@@ -107,8 +106,8 @@ async fn infinite_loop_stops_at_the_cpu_limit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allocating_without_end_hits_the_memory_cap() {
-    let cluster = Cluster::start().await;
-    let rt = cluster.sandbox(&source(guests::HOG), limits()).await;
+    let cluster = SimCluster::start().await;
+    let rt = sandbox(&cluster, &source(guests::HOG), limits()).await;
     let (response, took) = apply(&rt, &configmap("default", "x")).await;
     let message = assert_status(&response, StatusCode::LimitExceeded, "GuestMemoryLimit");
     assert!(message.contains("memory limit of 64 MiB"), "{message}");
@@ -118,8 +117,8 @@ async fn allocating_without_end_hits_the_memory_cap() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deep_recursion_overflows_the_stack() {
-    let cluster = Cluster::start().await;
-    let rt = cluster.sandbox(&source(guests::RECURSE), limits()).await;
+    let cluster = SimCluster::start().await;
+    let rt = sandbox(&cluster, &source(guests::RECURSE), limits()).await;
     let (response, took) = apply(&rt, &configmap("default", "x")).await;
     assert_status(&response, StatusCode::LimitExceeded, "GuestStackOverflow");
     assert!(took < limits().cpu_time + SLACK, "took {took:?}");
@@ -128,8 +127,8 @@ async fn deep_recursion_overflows_the_stack() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_response_is_refused() {
-    let cluster = Cluster::start().await;
-    let rt = cluster.sandbox(&source(guests::HUGE), limits()).await;
+    let cluster = SimCluster::start().await;
+    let rt = sandbox(&cluster, &source(guests::HUGE), limits()).await;
     let (response, _) = apply(&rt, &configmap("default", "x")).await;
     let message = assert_status(&response, StatusCode::LimitExceeded, "GuestResponseLimit");
     assert!(message.contains("limit of 1048576 bytes"), "{message}");
@@ -139,8 +138,8 @@ async fn a_huge_response_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_log_flood_hits_the_output_cap() {
-    let cluster = Cluster::start().await;
-    let rt = cluster.sandbox(&source(guests::CHATTY), limits()).await;
+    let cluster = SimCluster::start().await;
+    let rt = sandbox(&cluster, &source(guests::CHATTY), limits()).await;
     let (response, took) = apply(&rt, &configmap("default", "x")).await;
     let message = assert_status(&response, StatusCode::LimitExceeded, "GuestOutputLimit");
     assert!(message.contains("65536 bytes of logs"), "{message}");
@@ -150,9 +149,8 @@ async fn a_log_flood_hits_the_output_cap() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thousands_of_host_calls_hit_the_call_limit_or_the_request_budget() {
-    let cluster = Cluster::start().await;
-    let rt = cluster
-        .sandbox(&source(guests::BUSY), limits())
+    let cluster = SimCluster::start().await;
+    let rt = sandbox(&cluster, &source(guests::BUSY), limits())
         .await
         .with_policy(Policy {
             max_requests: 1_000_000,
@@ -186,14 +184,13 @@ async fn thousands_of_host_calls_hit_the_call_limit_or_the_request_budget() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_outside_the_policy_never_reach_the_cluster() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let policy = Policy {
         namespaces: vec!["default".into()],
         kinds: vec!["ConfigMap".into(), "Namespace".into()],
         ..Policy::default()
     };
-    let rt = cluster
-        .sandbox(&source(guests::ROGUE), limits())
+    let rt = sandbox(&cluster, &source(guests::ROGUE), limits())
         .await
         .with_policy(policy);
     let (response, _) = apply(&rt, &configmap("default", "plan")).await;
@@ -256,11 +253,10 @@ async fn calls_outside_the_policy_never_reach_the_cluster() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_standard_guest_reports_denials_as_permission_denied() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let allowed = configmap("default", "app");
     let policy = Policy::for_resources(std::slice::from_ref(&allowed), "default");
-    let rt = cluster
-        .sandbox(&ComponentSource::Default, limits())
+    let rt = sandbox(&cluster, &ComponentSource::Default, limits())
         .await
         .with_policy(policy);
 
@@ -308,8 +304,8 @@ async fn the_standard_guest_reports_denials_as_permission_denied() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_trap_in_the_middle_of_an_apply_fails_only_that_call() {
-    let cluster = Cluster::start().await;
-    let rt = cluster.sandbox(&source(guests::MIDTRAP), limits()).await;
+    let cluster = SimCluster::start().await;
+    let rt = sandbox(&cluster, &source(guests::MIDTRAP), limits()).await;
     let (response, _) = apply(&rt, &configmap("default", "half")).await;
     let message = assert_status(&response, StatusCode::Internal, "GuestPanic");
     assert!(message.contains("boom after the first write"), "{message}");
@@ -328,8 +324,8 @@ async fn a_trap_in_the_middle_of_an_apply_fails_only_that_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_results_are_reported_not_trusted() {
-    let cluster = Cluster::start().await;
-    let rt = cluster.sandbox(&source(guests::LIAR), limits()).await;
+    let cluster = SimCluster::start().await;
+    let rt = sandbox(&cluster, &source(guests::LIAR), limits()).await;
     let (response, _) = apply(&rt, &configmap("default", "x")).await;
     let message = assert_status(&response, StatusCode::Internal, "GuestInvalidResult");
     assert!(message.contains("invalid attributes JSON"), "{message}");
@@ -346,9 +342,9 @@ async fn malformed_results_are_reported_not_trusted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn host_time_is_not_guest_time_but_the_wall_clock_bounds_both() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     // One second asleep in the host against a 300 ms CPU budget: fine.
-    let rt = cluster.sandbox(&source(guests::SLEEPY), limits()).await;
+    let rt = sandbox(&cluster, &source(guests::SLEEPY), limits()).await;
     let (response, took) = apply(&rt, &configmap("default", "x")).await;
     assert_eq!(response.status, None, "{response:?}");
     assert!(took >= Duration::from_secs(1), "took {took:?}");
@@ -358,7 +354,7 @@ async fn host_time_is_not_guest_time_but_the_wall_clock_bounds_both() {
         call_timeout: Duration::from_millis(400),
         ..limits()
     };
-    let rt = cluster.sandbox(&source(guests::SLEEPY), short).await;
+    let rt = sandbox(&cluster, &source(guests::SLEEPY), short).await;
     let (response, took) = apply(&rt, &configmap("default", "x")).await;
     let status = response.status.expect("deadline status");
     assert_eq!(
@@ -375,7 +371,7 @@ async fn host_time_is_not_guest_time_but_the_wall_clock_bounds_both() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forbidden_imports_and_other_wit_versions_are_refused_at_load() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let client = Arc::new(KubeCluster::new(cluster.client.clone(), "default"));
     let options = EngineOptions {
         cache_dir: Some(cache_dir()),
@@ -407,12 +403,12 @@ async fn forbidden_imports_and_other_wit_versions_are_refused_at_load() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reload_swaps_the_component_for_new_calls_only() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let slow = Limits {
         cpu_time: Duration::from_secs(2),
         ..limits()
     };
-    let rt = cluster.sandbox(&source(guests::SPIN), slow).await;
+    let rt = sandbox(&cluster, &source(guests::SPIN), slow).await;
 
     // A call on the old component is in flight while the component is swapped.
     let in_flight = {
@@ -439,8 +435,8 @@ async fn reload_swaps_the_component_for_new_calls_only() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_org_rules_guest_rejects_violations_then_delegates() {
-    let cluster = Cluster::start().await;
-    let rt = cluster.sandbox(&ComponentSource::Default, limits()).await;
+    let cluster = SimCluster::start().await;
+    let rt = sandbox(&cluster, &ComponentSource::Default, limits()).await;
     let deployment = |image: &str, limits: Value, labels: Value| {
         resource(json!({
             "apiVersion": "apps/v1", "kind": "Deployment",
@@ -512,12 +508,12 @@ async fn the_org_rules_guest_rejects_violations_then_delegates() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compiled_components_are_cached_on_disk_by_content_and_settings() {
-    let dir = TempDir::new("compile-cache");
+    let dir = temp_dir("compile-cache");
     let options = EngineOptions {
-        cache_dir: Some(dir.0.clone()),
+        cache_dir: Some(dir.path().to_path_buf()),
         ..EngineOptions::default()
     };
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let client = Arc::new(KubeCluster::new(cluster.client.clone(), "default"));
     let load = async |options: &EngineOptions| {
         let (engine, cache) = krt_host::build_engine_and_cache(options).expect("engine");
@@ -537,8 +533,8 @@ async fn compiled_components_are_cached_on_disk_by_content_and_settings() {
     let (hits, misses) = load(&options).await;
     assert_eq!(hits, 0);
     assert!(misses > 0);
-    let stored = std::fs::read_dir(&dir.0).expect("cache dir").count();
-    assert!(stored > 0, "nothing stored in {}", dir.0.display());
+    let stored = std::fs::read_dir(dir.path()).expect("cache dir").count();
+    assert!(stored > 0, "nothing stored in {}", dir.path().display());
     let (hits, misses) = load(&options).await;
     assert!(hits > 0);
     assert_eq!(misses, 0, "the second run recompiled");

@@ -185,11 +185,11 @@ fn resource(id: &str, attributes: &Value) -> String {
 }
 
 fn deployment() -> Value {
-    json!({"apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": "default"},
-        "spec": {"selector": {"matchLabels": {"app": "web"}},
-            "template": {"metadata": {"labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}}})
+    // No replicas: the server defaults them.
+    krt_testkit::deployment("web")
+        .namespace("default")
+        .without("/spec/replicas")
+        .value()
 }
 
 const APPLY_OPTIONS: &str = "{dry-run: false, mode: server-side, field-manager: none, force: false, \

@@ -3,7 +3,7 @@
 //! reported with their reason, children's reasons in a Deployment's messages, a watch that
 //! outlives 410 Gone and closed streams, and delete-and-wait.
 
-use crate::support::{Cluster, resource};
+use crate::support::{Runtimes, SimCluster, resource};
 use krt_host::model::{
     ApplyOptions, DeleteRequest, HealthState, Progress, PropagationPolicy, StatusCode, StatusKind,
     WatchRequest,
@@ -35,15 +35,17 @@ impl Recorder {
 }
 
 fn deployment(name: &str, replicas: u32, fail: Option<&str>) -> Value {
-    let mut d = json!({"apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "app", "image": "nginx"}]}}}});
-    if let Some(mode) = fail {
-        d["spec"]["template"]["metadata"]["annotations"] = json!({"sim.krt.dev/fail": mode});
+    let d = krt_testkit::deployment(name)
+        .namespace("default")
+        .replicas(replicas);
+    match fail {
+        Some(mode) => d.set(
+            "/spec/template/metadata/annotations",
+            json!({"sim.krt.dev/fail": mode}),
+        ),
+        None => d,
     }
-    d
+    .value()
 }
 
 fn watch_for(ms: u32) -> WatchRequest {
@@ -55,7 +57,7 @@ fn watch_for(ms: u32) -> WatchRequest {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deployment_is_watched_to_current_with_progress_events() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let recorder = Arc::new(Recorder::default());
     let rt = cluster.runtime().await.with_events(recorder.clone());
     let web = resource(deployment("web", 3, None));
@@ -88,7 +90,7 @@ async fn deployment_is_watched_to_current_with_progress_events() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_looping_pod_is_reported_failed_with_the_reason() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let rt = cluster.runtime().await;
     let pod = resource(json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "crasher", "namespace": "default",
@@ -124,7 +126,7 @@ async fn crash_looping_pod_is_reported_failed_with_the_reason() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_job_is_reported_failed_with_the_reason() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let recorder = Arc::new(Recorder::default());
     let rt = cluster.runtime().await.with_events(recorder.clone());
     // The failure is asked for on the Pod template: krt-sim ignores it on the Job's own
@@ -156,7 +158,7 @@ async fn failed_job_is_reported_failed_with_the_reason() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_looping_pods_of_a_deployment_explain_its_progress() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let recorder = Arc::new(Recorder::default());
     let rt = cluster.runtime().await.with_events(recorder.clone());
     let web = resource(deployment("crashy", 2, Some("crash-loop")));
@@ -189,7 +191,7 @@ async fn crash_looping_pods_of_a_deployment_explain_its_progress() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_outlives_410_gone_and_closed_streams() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let recorder = Arc::new(Recorder::default());
     let rt = cluster.runtime().await.with_events(recorder.clone());
     let web = resource(deployment("phoenix", 2, None));
@@ -231,7 +233,7 @@ async fn watch_outlives_410_gone_and_closed_streams() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn foreground_delete_waits_until_the_object_is_gone() {
-    let cluster = Cluster::start().await;
+    let cluster = SimCluster::start().await;
     let rt = cluster.runtime().await;
     let web = resource(deployment("doomed", 2, None));
     assert_eq!(

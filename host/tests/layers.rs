@@ -1,0 +1,51 @@
+//! The layers hold: the sandbox library does not drag a command line, a
+//! progress display or an HTTP server into an embedder's build, and the
+//! stack engine knows nothing of wasmtime, kube-rs or clap.
+
+use std::process::Command;
+
+/// The names of the crates in the normal dependency tree of `package`.
+fn tree(package: &str, args: &[&str]) -> Vec<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["tree", "--offline", "-p", package, "-e", "normal"])
+        .args(["--prefix", "none", "--format", "{p}"])
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn holds(tree: &[String], name: &str) -> bool {
+    tree.iter().any(|c| c == name)
+}
+
+#[test]
+fn the_sandbox_library_has_no_cli_display_or_server_in_its_tree() {
+    let lean = tree("krt-host", &["--no-default-features"]);
+    assert!(holds(&lean, "wasmtime") && holds(&lean, "kube"), "{lean:?}");
+    for banned in ["clap", "indicatif", "axum", "anstream", "krt-sim"] {
+        assert!(!holds(&lean, banned), "krt-host pulls in {banned}");
+    }
+    let full = tree("krt-host", &[]);
+    assert!(holds(&full, "krt-sim") && !holds(&full, "indicatif"));
+}
+
+#[test]
+fn the_stack_engine_has_no_wasmtime_kube_or_clap_in_its_tree() {
+    let stack = tree("krt-stack", &[]);
+    assert!(holds(&stack, "krt-guest"), "{stack:?}");
+    for banned in ["wasmtime", "kube", "kube-client", "clap", "axum", "anyhow"] {
+        assert!(!holds(&stack, banned), "krt-stack pulls in {banned}");
+    }
+}
