@@ -6,8 +6,7 @@
 use crate::support::{Runtimes, SimCluster, resource};
 use krt_host::Runtime;
 use krt_host::model::{Action, ApplyMode, ApplyOptions, StatusCode, StatusKind};
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
-use kube::discovery::ApiResource;
+use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -27,18 +26,6 @@ fn deployment(name: &str, app: &str, labels: Value, containers: Value) -> Value 
         .set("/spec/template/metadata/labels", json!({"app": app}))
         .containers(containers)
         .value()
-}
-
-fn api(cluster: &SimCluster, api_version: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    let ar = ApiResource {
-        group: group.into(),
-        version: version.into(),
-        api_version: api_version.into(),
-        kind: kind.into(),
-        plural: plural.into(),
-    };
-    Api::namespaced_with(cluster.client.clone(), "default", &ar)
 }
 
 fn csa() -> ApplyOptions {
@@ -61,7 +48,8 @@ async fn ssa_conflict_with_another_manager_is_reported_per_field_and_resolved_wi
     assert_eq!(created.action, Action::Create);
 
     // Another manager takes `a` and `b` by force.
-    api(&cluster, "v1", "ConfigMap", "configmaps")
+    cluster
+        .api("v1", "ConfigMap", "configmaps", Some("default"))
         .patch(
             "shared",
             &PatchParams::apply("team-b").force(),
@@ -137,7 +125,8 @@ async fn client_side_three_way_keeps_a_foreign_label_and_container_and_removes_o
     assert_eq!(created.action, Action::Create);
 
     // Someone else adds a label and a sidecar with a strategic merge patch.
-    api(&cluster, "apps/v1", "Deployment", "deployments")
+    cluster
+        .api("apps/v1", "Deployment", "deployments", Some("default"))
         .patch(
             "merge",
             &PatchParams::default(),
@@ -418,7 +407,8 @@ async fn client_side_apply_interoperates_with_kubectl_through_last_applied() {
 
     // Without a prior, the annotation is the original: a dropped label is removed,
     // a label someone else added is kept.
-    api(&cluster, "apps/v1", "Deployment", "deployments")
+    cluster
+        .api("apps/v1", "Deployment", "deployments", Some("default"))
         .patch(
             "interop",
             &PatchParams::default(),

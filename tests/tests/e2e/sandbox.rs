@@ -93,58 +93,70 @@ async fn normal_guest_works(rt: &ComponentRuntime, cluster: &SimCluster, name: &
     );
 }
 
+/// Applies through `guest` under [`limits`]: the call must fail with
+/// `LimitExceeded`/`reason` and a message containing `says`, within the CPU
+/// limit when `bounded`; a normal guest then still works. The response.
+async fn hits_limit(guest: &str, reason: &str, says: &str, bounded: bool) -> ApplyResponse {
+    let cluster = SimCluster::start().await;
+    let rt = sandbox(&cluster, &source(guest), limits()).await;
+    let (response, took) = apply(&rt, &configmap("default", "x")).await;
+    let message = assert_status(&response, StatusCode::LimitExceeded, reason);
+    assert!(message.contains(says), "{message}");
+    if bounded {
+        assert!(took < limits().cpu_time + SLACK, "took {took:?}");
+    }
+    normal_guest_works(&rt, &cluster, "after").await;
+    response
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn infinite_loop_stops_at_the_cpu_limit() {
-    let cluster = SimCluster::start().await;
-    let rt = sandbox(&cluster, &source(guests::SPIN), limits()).await;
-    let (response, took) = apply(&rt, &configmap("default", "x")).await;
-    let message = assert_status(&response, StatusCode::LimitExceeded, "GuestCpuLimit");
-    assert!(message.contains("CPU time limit of 300ms"), "{message}");
-    assert!(took < limits().cpu_time + SLACK, "took {took:?}");
-    normal_guest_works(&rt, &cluster, "after-spin").await;
+    hits_limit(
+        guests::SPIN,
+        "GuestCpuLimit",
+        "CPU time limit of 300ms",
+        true,
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allocating_without_end_hits_the_memory_cap() {
-    let cluster = SimCluster::start().await;
-    let rt = sandbox(&cluster, &source(guests::HOG), limits()).await;
-    let (response, took) = apply(&rt, &configmap("default", "x")).await;
-    let message = assert_status(&response, StatusCode::LimitExceeded, "GuestMemoryLimit");
-    assert!(message.contains("memory limit of 64 MiB"), "{message}");
-    assert!(took < limits().cpu_time + SLACK, "took {took:?}");
-    normal_guest_works(&rt, &cluster, "after-hog").await;
+    hits_limit(
+        guests::HOG,
+        "GuestMemoryLimit",
+        "memory limit of 64 MiB",
+        true,
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deep_recursion_overflows_the_stack() {
-    let cluster = SimCluster::start().await;
-    let rt = sandbox(&cluster, &source(guests::RECURSE), limits()).await;
-    let (response, took) = apply(&rt, &configmap("default", "x")).await;
-    assert_status(&response, StatusCode::LimitExceeded, "GuestStackOverflow");
-    assert!(took < limits().cpu_time + SLACK, "took {took:?}");
-    normal_guest_works(&rt, &cluster, "after-recurse").await;
+    hits_limit(guests::RECURSE, "GuestStackOverflow", "runtime.apply", true).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_response_is_refused() {
-    let cluster = SimCluster::start().await;
-    let rt = sandbox(&cluster, &source(guests::HUGE), limits()).await;
-    let (response, _) = apply(&rt, &configmap("default", "x")).await;
-    let message = assert_status(&response, StatusCode::LimitExceeded, "GuestResponseLimit");
-    assert!(message.contains("limit of 1048576 bytes"), "{message}");
+    let response = hits_limit(
+        guests::HUGE,
+        "GuestResponseLimit",
+        "limit of 1048576 bytes",
+        false,
+    )
+    .await;
     assert_eq!(response.live, None);
-    normal_guest_works(&rt, &cluster, "after-huge").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_log_flood_hits_the_output_cap() {
-    let cluster = SimCluster::start().await;
-    let rt = sandbox(&cluster, &source(guests::CHATTY), limits()).await;
-    let (response, took) = apply(&rt, &configmap("default", "x")).await;
-    let message = assert_status(&response, StatusCode::LimitExceeded, "GuestOutputLimit");
-    assert!(message.contains("65536 bytes of logs"), "{message}");
-    assert!(took < limits().cpu_time + SLACK, "took {took:?}");
-    normal_guest_works(&rt, &cluster, "after-chatty").await;
+    hits_limit(
+        guests::CHATTY,
+        "GuestOutputLimit",
+        "65536 bytes of logs",
+        true,
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
