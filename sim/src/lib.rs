@@ -7,7 +7,7 @@
 //!   merge, strategic merge, JSON patch, server-side apply) and delete of every served kind,
 //!   defaulting, validation, generation, discovery, OpenAPI, tables, and watches that replay the
 //!   stored events. It needs no HTTP stack and builds for `wasm32-wasip2` with
-//!   `cargo build -p sim --no-default-features --target wasm32-wasip2`.
+//!   `cargo build -p krt-sim --no-default-features --target wasm32-wasip2`.
 //! - with the default `server` feature, [`Sim`]: that cluster served over HTTP or HTTPS on
 //!   127.0.0.1, with simulated controllers on a timer and fault injection.
 //!
@@ -32,6 +32,8 @@ mod lifecycle;
 mod meta;
 mod openapi;
 mod registry;
+mod request;
+mod routes;
 mod selectors;
 #[cfg(feature = "server")]
 mod server;
