@@ -1,7 +1,8 @@
 //! The API semantics as plain function calls, with no HTTP server: a [`Request`] (method, path,
 //! query, content type, body) in, a [`Response`] (HTTP code and JSON body) out. The HTTP server
 //! calls exactly this; an in-process caller (such as a wasm component) calls it directly through
-//! [`Cluster::handle`] and [`Cluster::watch`].
+//! [`Cluster::handle`] and [`Cluster::watch`], or through [`crate::GuestCluster`], which speaks
+//! krt's `Cluster` trait.
 //!
 //! ```
 //! use krt_sim::api::{Cluster, Request};
