@@ -135,7 +135,10 @@ fn write_params(mut request: Request, dry_run: bool, field_manager: Option<&str>
 }
 
 /// Adds each of the query parameters that is set.
-fn query(mut request: Request, params: [(&str, Option<String>); 4]) -> Request {
+fn query<'a>(
+    mut request: Request,
+    params: impl IntoIterator<Item = (&'a str, Option<String>)>,
+) -> Request {
     for (name, value) in params {
         if let Some(value) = value {
             request = request.query(name, &value);
@@ -144,6 +147,7 @@ fn query(mut request: Request, params: [(&str, Option<String>); 4]) -> Request {
     request
 }
 
+/// The `Content-Type` of a patch.
 fn patch_media_type(patch_type: PatchType) -> &'static str {
     match patch_type {
         PatchType::JsonMerge => "application/merge-patch+json",
