@@ -1,7 +1,8 @@
 //! The guest's view of the host: cluster access (`kubernetes` import) and host
 //! services (`host` import) as traits, so the runtime logic runs natively
-//! against a fake in tests and in the host's `NativeRuntime`, and against the
-//! WIT imports inside the component.
+//! against krt-sim's in-process cluster in tests (`krt_sim::GuestCluster`) and
+//! against a real API server in the host's `NativeRuntime`, and against the WIT
+//! imports inside the component.
 
 use crate::model::{
     ApiError, ApiResource, CreateOptions, DeleteOptions, ListOptions, LogLevel, ObjectList,

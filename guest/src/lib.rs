@@ -4,8 +4,8 @@
 //! This is a plain library with no I/O: it reaches the cluster only through the
 //! [`cluster::Cluster`] trait. Compiled for `wasm32` with the `component`
 //! feature, the thin glue in `component.rs` binds that trait to the WIT imports
-//! and exports the runtime; natively it is tested against fakes and linked by
-//! `sim` and `host`. Other components (e.g. `examples/org-rules`) enable only
+//! and exports the runtime; natively it is tested against krt-sim's in-process
+//! cluster and linked by `sim` and `host`. Other components (e.g. `examples/org-rules`) enable only
 //! `bindings` and export their own wrapper with `krt_guest::export!`.
 
 pub mod cluster;

@@ -1,4 +1,4 @@
-//! `runtime::apply` against the in-memory cluster: both modes, no-op detection,
+//! `runtime::apply` against the simulated cluster: both modes, no-op detection,
 //! conflicts and retries, immutable fields, dry runs and id/namespace handling.
 
 #[allow(dead_code, reason = "each test binary uses part of the shared support")]
@@ -9,10 +9,9 @@ use krt_guest::model::{
     Resource, StatusCode,
 };
 use krt_guest::runtime;
+use krt_testkit::{Object, configmap, deployment, namespace, resource};
 use serde_json::{Value, json};
-use support::{
-    FakeCluster, FakeHost, Request, Verb, configmap, deployment, field_conflict, resource,
-};
+use support::{Request, TestCluster, Verb};
 
 fn csa() -> ApplyOptions {
     ApplyOptions {
@@ -22,19 +21,19 @@ fn csa() -> ApplyOptions {
 }
 
 fn run(
-    c: &FakeCluster,
+    c: &TestCluster,
     prior: Option<&Resource>,
     plan: Option<&Resource>,
     o: &ApplyOptions,
 ) -> ApplyResponse {
-    runtime::apply(c, &FakeHost::default(), prior, plan, o)
+    runtime::apply(c, &c.host(), prior, plan, o)
 }
 
 fn ok(r: &ApplyResponse) {
     assert!(r.status.is_none(), "unexpected status: {:?}", r.status);
 }
 
-fn patches(c: &FakeCluster) -> Vec<(PatchType, Value, bool)> {
+fn patches(c: &TestCluster) -> Vec<(PatchType, Value, bool)> {
     c.log()
         .into_iter()
         .filter_map(|r| match r {
@@ -49,14 +48,31 @@ fn patches(c: &FakeCluster) -> Vec<(PatchType, Value, bool)> {
         .collect()
 }
 
-fn nginx() -> Value {
-    json!([{"name": "nginx", "image": "nginx:1"}])
+/// The Deployment `web` in namespace `web` with `replicas` replicas.
+fn web(replicas: u32) -> Object {
+    deployment("web").namespace("web").replicas(replicas)
+}
+
+/// The ConfigMap `cfg` in namespace `web` holding `data`.
+fn cfg(data: Value) -> Resource {
+    configmap("cfg").namespace("web").data(data).resource()
+}
+
+fn stored_web(c: &TestCluster) -> Value {
+    c.object("apps/v1", "Deployment", "web", "web")
+        .expect("Deployment web/web is stored")
+}
+
+fn stored_cfg(c: &TestCluster) -> Option<Value> {
+    c.object("v1", "ConfigMap", "web", "cfg")
 }
 
 #[test]
 fn server_side_creates_then_reports_unchanged_without_writing() {
-    let c = FakeCluster::new();
-    let plan = deployment("web", 2, nginx());
+    let c = TestCluster::new();
+    let mut plan = web(2).resource();
+    plan.depends_on = vec!["v1:Namespace:web".into()];
+    plan.extensions = json!({"note": "kept"});
     let r = run(&c, None, Some(&plan), &ApplyOptions::default());
     ok(&r);
     assert_eq!(r.action, Action::Create);
@@ -96,26 +112,20 @@ fn server_side_creates_then_reports_unchanged_without_writing() {
 
 #[test]
 fn server_side_update_returns_the_server_object_and_live_before() {
-    let c = FakeCluster::new();
-    run(
-        &c,
-        None,
-        Some(&deployment("web", 1, nginx())),
-        &ApplyOptions::default(),
-    );
+    let c = TestCluster::new();
+    run(&c, None, Some(&web(1).resource()), &ApplyOptions::default());
     c.clear_log();
     let options = ApplyOptions {
         field_manager: Some("ci".into()),
         force: true,
         ..Default::default()
     };
-    let r = run(&c, None, Some(&deployment("web", 3, nginx())), &options);
+    let r = run(&c, None, Some(&web(3).resource()), &options);
     ok(&r);
     assert_eq!(r.action, Action::Update);
     assert_eq!(r.live.unwrap()["spec"]["replicas"], 1);
     assert_eq!(r.resource.unwrap().attributes["spec"]["replicas"], 3);
-    let stored = c.object("deployments", Some("web"), "web").unwrap();
-    assert_eq!(stored["spec"]["replicas"], 3);
+    assert_eq!(stored_web(&c)["spec"]["replicas"], 3);
     for request in c.log() {
         if let Request::Patch { options, .. } = request {
             assert_eq!(options.field_manager.as_deref(), Some("ci"));
@@ -126,11 +136,11 @@ fn server_side_update_returns_the_server_object_and_live_before() {
 
 #[test]
 fn ignore_paths_make_a_change_count_as_unchanged() {
-    let c = FakeCluster::new();
+    let c = TestCluster::new();
     run(
         &c,
         None,
-        Some(&configmap("cfg", json!({"a": "1", "build": "1"}))),
+        Some(&cfg(json!({"a": "1", "build": "1"}))),
         &ApplyOptions::default(),
     );
     c.clear_log();
@@ -141,92 +151,71 @@ fn ignore_paths_make_a_change_count_as_unchanged() {
     let r = run(
         &c,
         None,
-        Some(&configmap("cfg", json!({"a": "1", "build": "2"}))),
+        Some(&cfg(json!({"a": "1", "build": "2"}))),
         &options,
     );
     ok(&r);
     assert_eq!(r.action, Action::Unchanged);
     assert!(!c.wrote());
+    assert_eq!(stored_cfg(&c).unwrap()["data"]["build"], "1");
 }
 
 #[test]
 fn server_side_dry_run_writes_nothing() {
-    let c = FakeCluster::new();
+    let c = TestCluster::new();
     let dry = ApplyOptions {
         dry_run: true,
         ..Default::default()
     };
-    let r = run(&c, None, Some(&deployment("web", 1, nginx())), &dry);
+    let r = run(&c, None, Some(&web(1).resource()), &dry);
     ok(&r);
     assert_eq!(r.action, Action::Create);
     assert!(!c.wrote());
-    assert!(c.object("deployments", Some("web"), "web").is_none());
+    assert!(c.object("apps/v1", "Deployment", "web", "web").is_none());
 
-    run(
-        &c,
-        None,
-        Some(&deployment("web", 1, nginx())),
-        &ApplyOptions::default(),
-    );
+    run(&c, None, Some(&web(1).resource()), &ApplyOptions::default());
     c.clear_log();
-    let r = run(&c, None, Some(&deployment("web", 4, nginx())), &dry);
+    let r = run(&c, None, Some(&web(4).resource()), &dry);
     ok(&r);
     assert_eq!(r.action, Action::Update);
     assert_eq!(r.resource.unwrap().attributes["spec"]["replicas"], 4);
     assert!(!c.wrote());
-    assert_eq!(
-        c.object("deployments", Some("web"), "web").unwrap()["spec"]["replicas"],
-        1
-    );
+    assert_eq!(stored_web(&c)["spec"]["replicas"], 1);
 }
 
 #[test]
 fn field_manager_conflicts_are_reported_per_field_and_never_swallowed() {
-    let c = FakeCluster::new();
-    run(
-        &c,
-        None,
-        Some(&deployment("web", 1, nginx())),
-        &ApplyOptions::default(),
+    let c = TestCluster::new();
+    run(&c, None, Some(&web(1).resource()), &ApplyOptions::default());
+    // kubectl takes `spec.replicas` over with a forced server-side apply.
+    c.apply_as(
+        "kubectl",
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "web"}, "spec": {"replicas": 3}}),
     );
     c.clear_log();
-    c.fail_next(Verb::Patch, field_conflict(".spec.replicas", "kubectl"));
-    let r = run(
-        &c,
-        None,
-        Some(&deployment("web", 5, nginx())),
-        &ApplyOptions::default(),
-    );
+    let r = run(&c, None, Some(&web(5).resource()), &ApplyOptions::default());
     let status = r.status.unwrap();
     assert_eq!(status.code, StatusCode::FieldConflict);
-    assert_eq!(status.causes.len(), 1);
+    assert_eq!(status.causes.len(), 1, "{:?}", status.causes);
     assert_eq!(status.causes[0].field, ".spec.replicas");
     assert!(status.message.contains("kubectl"), "{}", status.message);
     assert!(!c.wrote());
     assert_eq!(r.retries, 0);
+    assert_eq!(stored_web(&c)["spec"]["replicas"], 3);
 }
 
 #[test]
 fn dry_run_failures_are_the_resources_error() {
-    let c = FakeCluster::new();
-    run(
-        &c,
-        None,
-        Some(&deployment("web", 1, nginx())),
-        &ApplyOptions::default(),
-    );
+    let c = TestCluster::new();
+    run(&c, None, Some(&web(1).resource()), &ApplyOptions::default());
     c.clear_log();
-    let mut invalid = ApiError::api(422, "Invalid", "Deployment.apps \"web\" is invalid");
-    invalid.causes = vec![krt_guest::model::Cause {
-        field: "spec.replicas".into(),
-        reason: "FieldValueInvalid".into(),
-        message: "must be greater than or equal to 0".into(),
-    }];
-    c.fail_next(Verb::Patch, invalid);
+    // Pod template labels the selector does not match: the server's dry run refuses them.
+    let invalid = web(1).set("/spec/template/metadata/labels", json!({"app": "other"}));
     let r = run(
         &c,
         None,
-        Some(&deployment("web", -1, nginx())),
+        Some(&invalid.resource()),
         &ApplyOptions {
             dry_run: true,
             ..Default::default()
@@ -235,39 +224,56 @@ fn dry_run_failures_are_the_resources_error() {
     let status = r.status.unwrap();
     assert_eq!(status.code, StatusCode::Invalid);
     assert!(
-        status.message.contains("spec.replicas: must be greater"),
+        status
+            .message
+            .contains("spec.template.metadata.labels: Invalid value"),
         "{}",
         status.message
     );
     assert!(r.resource.is_none());
     assert!(!c.wrote());
+    assert!(
+        patches(&c).iter().all(|(_, _, dry_run)| *dry_run),
+        "{:?}",
+        c.log()
+    );
 }
 
 #[test]
 fn client_side_removes_dropped_fields_and_keeps_foreign_ones() {
-    let c = FakeCluster::new();
-    let first = deployment(
-        "web",
-        1,
-        json!([{"name": "nginx", "image": "nginx:1", "env": [{"name": "A", "value": "1"}]}]),
-    );
+    let c = TestCluster::new();
+    let first = web(1)
+        .containers(
+            json!([{"name": "nginx", "image": "nginx:1", "env": [{"name": "A", "value": "1"}]}]),
+        )
+        .resource();
     let r = run(&c, None, Some(&first), &csa());
     ok(&r);
     assert_eq!(r.action, Action::Create);
     assert!(
-        matches!(&c.log()[..], [Request::Resolve(_), Request::Get(_), Request::Create { field_manager: Some(m), dry_run: false, .. }] if m == "krt")
+        matches!(&c.log()[..], [Request::Resolve(_), Request::Get(_), Request::Create { field_manager: Some(m), dry_run: false, .. }] if m == "krt"),
+        "{:?}",
+        c.log()
     );
 
     // Another writer adds a label and a sidecar container.
-    let mut live = c.object("deployments", Some("web"), "web").unwrap();
-    live["metadata"]["labels"]["team"] = json!("blue");
-    live["spec"]["template"]["spec"]["containers"]
+    let mut containers = stored_web(&c)["spec"]["template"]["spec"]["containers"].clone();
+    containers
         .as_array_mut()
         .unwrap()
         .push(json!({"name": "sidecar", "image": "envoy"}));
-    c.put("deployments", live);
+    c.edit(
+        "apps/v1",
+        "Deployment",
+        "web",
+        "web",
+        json!({"metadata": {"labels": {"team": "blue"}},
+            "spec": {"template": {"spec": {"containers": containers}}}}),
+    );
 
-    let second = deployment("web", 1, json!([{"name": "nginx", "image": "nginx:2"}]));
+    let second = web(1)
+        .containers(json!([{"name": "nginx", "image": "nginx:2"}]))
+        .resource();
     c.clear_log();
     let r = run(&c, Some(&first), Some(&second), &csa());
     ok(&r);
@@ -280,7 +286,7 @@ fn client_side_removes_dropped_fields_and_keeps_foreign_ones() {
         "{}",
         sent[0].1
     );
-    let stored = c.object("deployments", Some("web"), "web").unwrap();
+    let stored = stored_web(&c);
     assert_eq!(stored["metadata"]["labels"]["team"], "blue");
     let containers = stored["spec"]["template"]["spec"]["containers"]
         .as_array()
@@ -304,82 +310,84 @@ fn client_side_removes_dropped_fields_and_keeps_foreign_ones() {
 
 #[test]
 fn client_side_uses_json_merge_for_custom_resources_and_null_deletes() {
-    let c = FakeCluster::new();
+    let c = TestCluster::new();
+    c.install_crd("example.com", "v1", "Widget", "widgets");
     let widget = |spec: Value| {
-        resource(
-            "example.com/v1:Widget:web:w",
-            json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "web"}, "spec": spec}),
-        )
+        resource(json!({"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": "w", "namespace": "web"}, "spec": spec}))
     };
     let first = widget(json!({"size": 1, "color": "red"}));
     ok(&run(&c, None, Some(&first), &csa()));
-    let mut live = c.object("widgets", Some("web"), "w").unwrap();
-    live["spec"]["owner"] = json!("someone");
-    c.put("widgets", live);
+    c.edit(
+        "example.com/v1",
+        "Widget",
+        "web",
+        "w",
+        json!({"spec": {"owner": "someone"}}),
+    );
     c.clear_log();
     let second = widget(json!({"size": 2, "owner": null}));
     let r = run(&c, Some(&first), Some(&second), &csa());
     ok(&r);
     let sent = patches(&c);
     assert_eq!(sent[0].0, PatchType::JsonMerge);
-    let spec = &c.object("widgets", Some("web"), "w").unwrap()["spec"];
-    assert_eq!(spec, &json!({"size": 2}));
+    let stored = c.object("example.com/v1", "Widget", "web", "w").unwrap();
+    assert_eq!(stored["spec"], json!({"size": 2}));
 }
 
 #[test]
 fn optimistic_conflicts_are_retried_and_counted() {
-    let c = FakeCluster::new();
-    let first = configmap("cfg", json!({"a": "1"}));
+    let c = TestCluster::new();
+    let first = cfg(json!({"a": "1"}));
     ok(&run(&c, None, Some(&first), &csa()));
     let conflict = || ApiError::api(409, "Conflict", "the object has been modified");
     c.fail_next(Verb::RealPatch, conflict());
     c.fail_next(Verb::RealPatch, conflict());
-    let host = FakeHost::default();
-    let second = configmap("cfg", json!({"a": "2"}));
+    let host = c.host();
+    let second = cfg(json!({"a": "2"}));
     let r = runtime::apply(&c, &host, Some(&first), Some(&second), &csa());
     ok(&r);
     assert_eq!(r.retries, 2);
     assert_eq!(host.slept.borrow().len(), 2);
     assert!(host.progress.borrow().iter().any(|p| p.phase == "retrying"));
-    assert_eq!(
-        c.object("configmaps", Some("web"), "cfg").unwrap()["data"]["a"],
-        "2"
-    );
+    assert_eq!(stored_cfg(&c).unwrap()["data"]["a"], "2");
 
     for _ in 0..6 {
         c.fail_next(Verb::RealPatch, conflict());
     }
-    let third = configmap("cfg", json!({"a": "3"}));
+    let third = cfg(json!({"a": "3"}));
     let r = run(&c, Some(&second), Some(&third), &csa());
     assert_eq!(r.retries, 5);
     let status = r.status.unwrap();
     assert_eq!(status.code, StatusCode::Conflict);
     assert!(status.retryable);
     assert!(status.message.contains("5 retries"), "{}", status.message);
+    assert_eq!(stored_cfg(&c).unwrap()["data"]["a"], "2");
 }
 
 #[test]
 fn create_races_are_retried() {
-    let c = FakeCluster::new();
+    let c = TestCluster::new();
     c.fail_next(
         Verb::Create,
         ApiError::api(409, "AlreadyExists", "configmaps \"cfg\" already exists"),
     );
-    let r = run(&c, None, Some(&configmap("cfg", json!({"a": "1"}))), &csa());
+    let r = run(&c, None, Some(&cfg(json!({"a": "1"}))), &csa());
     ok(&r);
     assert_eq!(r.retries, 1);
     assert_eq!(r.action, Action::Create);
+    assert_eq!(stored_cfg(&c).unwrap()["data"]["a"], "1");
 }
 
 #[test]
 fn immutable_changes_are_reported_or_replaced() {
-    let c = FakeCluster::new();
-    c.0.borrow_mut().enforce_immutable_selector = true;
-    let first = deployment("web", 1, nginx());
+    let c = TestCluster::new();
+    let first = web(1).resource();
     ok(&run(&c, None, Some(&first), &csa()));
-    let mut second = deployment("web", 1, nginx());
-    second.attributes["spec"]["selector"]["matchLabels"]["tier"] = json!("front");
-    second.attributes["spec"]["template"]["metadata"]["labels"]["tier"] = json!("front");
+    let second = web(1)
+        .set("/spec/selector/matchLabels/tier", json!("front"))
+        .set("/spec/template/metadata/labels/tier", json!("front"))
+        .resource();
     c.clear_log();
     let r = run(&c, Some(&first), Some(&second), &csa());
     let status = r.status.unwrap();
@@ -389,14 +397,14 @@ fn immutable_changes_are_reported_or_replaced() {
         "{}",
         status.message
     );
-    let stored = c.object("deployments", Some("web"), "web").unwrap();
+    let stored = stored_web(&c);
     assert!(
         stored["spec"]["selector"]["matchLabels"]
             .get("tier")
             .is_none()
     );
 
-    let host = FakeHost::default();
+    let host = c.host();
     let options = ApplyOptions {
         replace_on_immutable: true,
         ..csa()
@@ -410,7 +418,7 @@ fn immutable_changes_are_reported_or_replaced() {
         log.iter()
             .any(|r| matches!(r, Request::Create { dry_run: false, .. }))
     );
-    let stored = c.object("deployments", Some("web"), "web").unwrap();
+    let stored = stored_web(&c);
     assert_eq!(stored["spec"]["selector"]["matchLabels"]["tier"], "front");
     assert!(
         host.progress
@@ -422,17 +430,26 @@ fn immutable_changes_are_reported_or_replaced() {
 
 #[test]
 fn known_immutable_fields_are_detected_from_the_dry_run() {
-    let c = FakeCluster::new();
-    let first = deployment("web", 1, nginx());
+    let c = TestCluster::new();
+    let immutable = |data: Value| {
+        configmap("cfg")
+            .namespace("web")
+            .data(data)
+            .set("/immutable", json!(true))
+            .resource()
+    };
+    let first = immutable(json!({"a": "1"}));
     ok(&run(&c, None, Some(&first), &ApplyOptions::default()));
-    let mut second = deployment("web", 1, nginx());
-    second.attributes["spec"]["selector"]["matchLabels"]["tier"] = json!("front");
+    // The simulator's dry run lets the data of an immutable ConfigMap change (kube-apiserver
+    // refuses it): krt's own list of immutable fields finds the change in the dry-run result.
+    let second = immutable(json!({"a": "2"}));
     c.clear_log();
     let r = run(&c, None, Some(&second), &ApplyOptions::default());
     let status = r.status.unwrap();
     assert_eq!(status.code, StatusCode::ImmutableField);
-    assert_eq!(status.causes[0].field, "spec.selector");
+    assert_eq!(status.causes[0].field, "data");
     assert!(!c.wrote());
+    assert_eq!(stored_cfg(&c).unwrap()["data"]["a"], "1");
 
     let options = ApplyOptions {
         replace_on_immutable: true,
@@ -441,17 +458,18 @@ fn known_immutable_fields_are_detected_from_the_dry_run() {
     let r = run(&c, None, Some(&second), &options);
     ok(&r);
     assert_eq!(r.action, Action::Replace);
+    assert_eq!(stored_cfg(&c).unwrap()["data"]["a"], "2");
 }
 
 #[test]
 fn offline_dry_run_only_reads() {
-    let c = FakeCluster::new();
+    let c = TestCluster::new();
     let offline = ApplyOptions {
         dry_run: true,
         offline: true,
         ..csa()
     };
-    let plan = deployment("web", 1, nginx());
+    let plan = web(1).resource();
     let r = run(&c, None, Some(&plan), &offline);
     ok(&r);
     assert_eq!(r.action, Action::Create);
@@ -463,7 +481,7 @@ fn offline_dry_run_only_reads() {
         let r = run(
             &c,
             Some(&plan),
-            Some(&deployment("web", 7, nginx())),
+            Some(&web(7).resource()),
             &ApplyOptions {
                 mode,
                 ..offline.clone()
@@ -480,12 +498,13 @@ fn offline_dry_run_only_reads() {
             c.log()
         );
     }
+    assert_eq!(stored_web(&c)["spec"]["replicas"], 1);
 }
 
 #[test]
 fn bad_ids_and_manifests_make_no_requests() {
-    let c = FakeCluster::new();
-    let mut plan = configmap("cfg", json!({}));
+    let c = TestCluster::new();
+    let mut plan = cfg(json!({}));
     plan.id = "v1:ConfigMap:other:cfg".into();
     let r = run(&c, None, Some(&plan), &ApplyOptions::default());
     let status = r.status.unwrap();
@@ -496,11 +515,12 @@ fn bad_ids_and_manifests_make_no_requests() {
         status.message
     );
 
-    let plan = resource(
-        "v1:ConfigMap:web:x",
-        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}}),
-    );
-    let r = run(&c, None, Some(&plan), &ApplyOptions::default());
+    let mut nameless = configmap("x").namespace("web").resource();
+    nameless.attributes["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("name");
+    let r = run(&c, None, Some(&nameless), &ApplyOptions::default());
     assert_eq!(r.status.unwrap().code, StatusCode::IllegalManifest);
 
     let r = run(&c, None, None, &ApplyOptions::default());
@@ -508,14 +528,17 @@ fn bad_ids_and_manifests_make_no_requests() {
     assert!(c.log().is_empty(), "{:?}", c.log());
 }
 
+/// A `Gadget` in namespace `web`, a kind the cluster does not serve until its CRD is installed.
+fn gadget() -> Resource {
+    resource(json!({"apiVersion": "example.org/v2", "kind": "Gadget",
+        "metadata": {"name": "g", "namespace": "web"}, "spec": {"a": 1}}))
+}
+
 #[test]
 fn unknown_kinds_name_the_missing_crd() {
-    let c = FakeCluster::new();
-    let plan = resource(
-        "example.org/v2:Gadget:web:g",
-        json!({"apiVersion": "example.org/v2", "kind": "Gadget", "metadata": {"name": "g"}}),
-    );
-    let host = FakeHost::default();
+    let c = TestCluster::new();
+    let plan = gadget();
+    let host = c.host();
     let status = runtime::apply(&c, &host, None, Some(&plan), &ApplyOptions::default())
         .status
         .unwrap();
@@ -535,7 +558,7 @@ fn unknown_kinds_name_the_missing_crd() {
     assert!(!c.wrote());
 
     // A preview does not wait for a CRD.
-    let host = FakeHost::default();
+    let host = c.host();
     let dry = ApplyOptions {
         dry_run: true,
         ..ApplyOptions::default()
@@ -547,55 +570,30 @@ fn unknown_kinds_name_the_missing_crd() {
     assert!(host.slept.borrow().is_empty());
 }
 
-/// A host whose second sleep is when the CRD of `Gadget` becomes served.
-struct CrdArrives<'a>(&'a FakeCluster, FakeHost);
-
-impl krt_guest::cluster::HostServices for CrdArrives<'_> {
-    fn log(&self, level: krt_guest::model::LogLevel, message: &str, fields: &[(&str, &str)]) {
-        self.1.log(level, message, fields);
-    }
-    fn progress(&self, event: &krt_guest::model::Progress) {
-        self.1.progress(event);
-    }
-    fn sleep(&self, ms: u32) {
-        self.1.sleep(ms);
-        if self.1.slept.borrow().len() == 2 {
-            self.0
-                .0
-                .borrow_mut()
-                .kinds
-                .push(krt_guest::model::ApiResource {
-                    group: "example.org".into(),
-                    version: "v2".into(),
-                    kind: "Gadget".into(),
-                    plural: "gadgets".into(),
-                    namespaced: true,
-                });
-        }
-    }
-}
-
 #[test]
 fn a_crd_arriving_during_the_back_off_is_used() {
-    let c = FakeCluster::new();
-    let plan = resource(
-        "example.org/v2:Gadget:web:g",
-        json!({"apiVersion": "example.org/v2", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {"a": 1}}),
-    );
-    let host = CrdArrives(&c, FakeHost::default());
-    let r = runtime::apply(&c, &host, None, Some(&plan), &ApplyOptions::default());
+    let c = TestCluster::new();
+    let installer = c.clone();
+    // The CRD of `Gadget` is installed during the second back-off.
+    let host = c.host().on_sleep(move |sleeps| {
+        if sleeps == 2 {
+            installer.install_crd("example.org", "v2", "Gadget", "gadgets");
+        }
+    });
+    let r = runtime::apply(&c, &host, None, Some(&gadget()), &ApplyOptions::default());
     ok(&r);
     assert_eq!(r.action, Action::Create);
-    assert_eq!(*host.1.slept.borrow(), [500, 1000]);
-    assert!(c.object("gadgets", Some("web"), "g").is_some());
+    assert_eq!(*host.slept.borrow(), [500, 1000]);
+    let stored = c.object("example.org/v2", "Gadget", "web", "g").unwrap();
+    assert_eq!(stored["spec"]["a"], 1);
 }
 
 #[test]
 fn client_side_records_the_plan_and_uses_it_when_there_is_no_prior() {
-    let c = FakeCluster::new();
-    let v1 = configmap("cfg", json!({"a": "1", "b": "2"}));
+    let c = TestCluster::new();
+    let v1 = cfg(json!({"a": "1", "b": "2"}));
     ok(&run(&c, None, Some(&v1), &csa()));
-    let live = c.object("configmaps", Some("web"), "cfg").unwrap();
+    let live = stored_cfg(&c).unwrap();
     let recorded: Value = serde_json::from_str(
         live["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
             .as_str()
@@ -610,25 +608,21 @@ fn client_side_records_the_plan_and_uses_it_when_there_is_no_prior() {
     ok(&again);
     assert_eq!(again.action, Action::Unchanged);
     assert!(!c.wrote(), "{:?}", c.log());
-    let v2 = configmap("cfg", json!({"a": "1"}));
+    let v2 = cfg(json!({"a": "1"}));
     let r = run(&c, None, Some(&v2), &csa());
     ok(&r);
     assert_eq!(r.action, Action::Update);
-    assert_eq!(
-        c.object("configmaps", Some("web"), "cfg").unwrap()["data"],
-        json!({"a": "1"})
-    );
+    assert_eq!(stored_cfg(&c).unwrap()["data"], json!({"a": "1"}));
 }
 
 #[test]
 fn client_side_quantities_in_another_unit_make_no_request() {
-    let c = FakeCluster::new();
+    let c = TestCluster::new();
     let with = |memory: &str| {
-        deployment(
-            "web",
-            1,
-            json!([{"name": "app", "image": "app", "resources": {"requests": {"memory": memory}}}]),
-        )
+        web(1)
+            .containers(json!([{"name": "app", "image": "app",
+                "resources": {"requests": {"memory": memory}}}]))
+            .resource()
     };
     ok(&run(&c, None, Some(&with("1024Mi")), &csa()));
     c.clear_log();
@@ -643,38 +637,36 @@ fn client_side_quantities_in_another_unit_make_no_request() {
 
 #[test]
 fn namespaces_default_from_options_and_are_written_into_the_object() {
-    let c = FakeCluster::new();
-    let plan = resource(
-        "v1:ConfigMap:cfg",
-        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"}}),
-    );
+    let c = TestCluster::new();
+    c.put(namespace("team").value());
+    let plan = configmap("cfg").resource();
     let options = ApplyOptions {
         default_namespace: Some("team".into()),
         ..csa()
     };
     let r = run(&c, None, Some(&plan), &options);
     ok(&r);
-    assert!(c.object("configmaps", Some("team"), "cfg").is_some());
+    assert!(c.object("v1", "ConfigMap", "team", "cfg").is_some());
     assert_eq!(
         r.resource.unwrap().attributes["metadata"]["namespace"],
         "team"
     );
     let r = run(&c, None, Some(&plan), &csa());
     ok(&r);
-    assert!(c.object("configmaps", Some("default"), "cfg").is_some());
+    assert!(c.object("v1", "ConfigMap", "default", "cfg").is_some());
 }
 
 #[test]
 fn a_missing_plan_deletes_the_prior() {
-    let c = FakeCluster::new();
-    let prior = configmap("cfg", json!({"a": "1"}));
+    let c = TestCluster::new();
+    let prior = cfg(json!({"a": "1"}));
     ok(&run(&c, None, Some(&prior), &csa()));
     let r = run(&c, Some(&prior), None, &csa());
     ok(&r);
     assert_eq!(r.action, Action::Delete);
     assert!(r.resource.is_none());
     assert_eq!(r.live.unwrap()["data"]["a"], "1");
-    assert!(c.object("configmaps", Some("web"), "cfg").is_none());
+    assert!(stored_cfg(&c).is_none());
     // Already gone: still a success.
     let r = run(&c, Some(&prior), None, &csa());
     ok(&r);
@@ -683,18 +675,13 @@ fn a_missing_plan_deletes_the_prior() {
 
 #[test]
 fn server_errors_are_mapped_with_retry_hints() {
-    let c = FakeCluster::new();
+    let c = TestCluster::new();
     let mut throttled = ApiError::api(429, "TooManyRequests", "slow down");
     throttled.retry_after_seconds = Some(2);
     c.fail_next(Verb::Get, throttled);
-    let status = run(
-        &c,
-        None,
-        Some(&configmap("cfg", json!({}))),
-        &ApplyOptions::default(),
-    )
-    .status
-    .unwrap();
+    let status = run(&c, None, Some(&cfg(json!({}))), &ApplyOptions::default())
+        .status
+        .unwrap();
     assert_eq!(status.code, StatusCode::Throttled);
     assert!(status.retryable);
     assert_eq!(status.retry_after_ms, Some(2000));

@@ -1,75 +1,78 @@
-//! `runtime::watch` against scripted watch streams.
+//! `runtime::watch` against the simulated cluster: Pods go through the simulated kubelet's
+//! lifecycle while a watch waits, and streams end as an API server ends them.
 
 #[allow(dead_code, reason = "each test binary uses part of the shared support")]
 mod support;
 
-use krt_guest::model::{ApiError, EventType, HealthState, StatusCode, WatchEvent, WatchRequest};
+use krt_guest::model::{ApiError, ErrorSource, HealthState, Resource, StatusCode, WatchRequest};
 use krt_guest::runtime;
+use krt_sim::api::Request as SimRequest;
+use krt_testkit::pod;
 use serde_json::{Value, json};
-use support::{FakeCluster, FakeHost, Request, resource};
+use std::cell::RefCell;
+use std::rc::Rc;
+use support::{Request, TestCluster};
 
-fn pod(ready: bool, waiting: Option<&str>) -> Value {
-    let mut status = json!({
-        "phase": if ready { "Running" } else { "Pending" },
-        "conditions": [{"type": "Ready", "status": if ready { "True" } else { "False" }}],
-    });
-    if let Some(reason) = waiting {
-        status["phase"] = json!("Running");
-        status["containerStatuses"] = json!([{"name": "app", "ready": false, "restartCount": 3, "state": {"waiting": {"reason": reason, "message": "back-off restarting"}}}]);
-    }
-    json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": "p", "namespace": "web", "creationTimestamp": "2024-01-01T00:00:00Z"},
-        "spec": {"containers": [{"name": "app", "image": "app"}], "restartPolicy": "Always"},
-        "status": status,
-    })
+/// The Pod `p` in namespace `web`, as a plan naming it.
+fn plan() -> Resource {
+    pod("p").namespace("web").resource()
 }
 
-fn plan() -> krt_guest::model::Resource {
-    resource(
-        "v1:Pod:web:p",
-        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "web"}}),
-    )
+/// Stores the Pod `p` (annotated with `annotations`), as another client would.
+fn create_pod(c: &TestCluster, annotations: Value) {
+    c.put(pod("p").namespace("web").annotations(annotations).value());
 }
 
-fn modified(object: Value) -> Result<Option<WatchEvent>, ApiError> {
-    Ok(Some(WatchEvent {
-        type_: EventType::Modified,
-        object,
-    }))
+/// Reports the Pod's `status`, as its kubelet would (the status subresource).
+fn report(c: &TestCluster, status: Value) {
+    let response = c.sim().cluster().handle(&SimRequest::patch(
+        "/api/v1/namespaces/web/pods/p/status",
+        "application/merge-patch+json",
+        json!({ "status": status }).to_string().into_bytes(),
+    ));
+    assert_eq!(response.code, 200, "{}", response.body);
 }
 
-fn watches(c: &FakeCluster) -> usize {
+fn resource_version(c: &TestCluster) -> String {
+    let pod = c
+        .object("v1", "Pod", "web", "p")
+        .expect("the Pod is stored");
+    pod["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("resourceVersion")
+        .to_owned()
+}
+
+fn watches(c: &TestCluster) -> usize {
     c.log()
         .iter()
         .filter(|r| matches!(r, Request::Watch(_)))
         .count()
 }
 
+fn within(timeout_ms: u32) -> WatchRequest {
+    WatchRequest {
+        timeout_ms,
+        ..Default::default()
+    }
+}
+
 #[test]
 fn returns_when_current_with_progress_events() {
-    let c = FakeCluster::new();
-    c.put("pods", pod(false, None));
-    c.script_watch(vec![Ok(None), modified(pod(true, None))]);
-    let host = FakeHost::default();
-    let r = runtime::watch(
-        &c,
-        &host,
-        &plan(),
-        &WatchRequest {
-            timeout_ms: 5_000,
-            ..Default::default()
-        },
-    );
+    let c = TestCluster::new();
+    create_pod(&c, json!({}));
+    // The scheduler's step: the Pod is Pending when the watch starts.
+    c.sim().cluster().reconcile();
+    let host = c.host();
+    let r = runtime::watch(&c, &host, &plan(), &within(5_000));
     assert_eq!(r.status, None);
     assert_eq!(r.health.state, HealthState::Current);
     assert!(r.resource.unwrap().attributes.get("status").is_none());
     let progress = host.progress.borrow();
     assert_eq!(progress.len(), 2, "{progress:?}");
-    assert_eq!(
-        progress[0].health.as_ref().unwrap().state,
-        HealthState::InProgress
-    );
+    let state = |i: usize| progress[i].health.as_ref().unwrap().state;
+    assert_eq!(state(0), HealthState::InProgress);
+    assert_eq!(state(1), HealthState::Current);
     let Some(Request::Watch(options)) =
         c.log().into_iter().find(|r| matches!(r, Request::Watch(_)))
     else {
@@ -81,35 +84,22 @@ fn returns_when_current_with_progress_events() {
 
 #[test]
 fn already_current_objects_need_no_watch() {
-    let c = FakeCluster::new();
-    c.put("pods", pod(true, None));
-    let r = runtime::watch(
-        &c,
-        &FakeHost::default(),
-        &plan(),
-        &WatchRequest {
-            timeout_ms: 1_000,
-            ..Default::default()
-        },
-    );
+    let c = TestCluster::new();
+    create_pod(&c, json!({}));
+    // Scheduled, then running and ready.
+    c.sim().cluster().reconcile();
+    c.sim().cluster().reconcile();
+    let r = runtime::watch(&c, &c.host(), &plan(), &within(1_000));
     assert_eq!(r.status, None);
+    assert_eq!(r.health.state, HealthState::Current);
     assert_eq!(watches(&c), 0);
 }
 
 #[test]
 fn failed_objects_end_the_watch_with_the_reason() {
-    let c = FakeCluster::new();
-    c.put("pods", pod(false, None));
-    c.script_watch(vec![modified(pod(false, Some("CrashLoopBackOff")))]);
-    let r = runtime::watch(
-        &c,
-        &FakeHost::default(),
-        &plan(),
-        &WatchRequest {
-            timeout_ms: 5_000,
-            ..Default::default()
-        },
-    );
+    let c = TestCluster::new();
+    create_pod(&c, json!({"sim.krt.dev/fail": "crash-loop"}));
+    let r = runtime::watch(&c, &c.host(), &plan(), &within(5_000));
     assert_eq!(r.health.state, HealthState::Failed);
     let status = r.status.unwrap();
     assert!(status.is_error());
@@ -122,17 +112,14 @@ fn failed_objects_end_the_watch_with_the_reason() {
 
 #[test]
 fn a_timeout_is_never_a_success() {
-    let c = FakeCluster::new();
-    c.put("pods", pod(false, None));
-    let r = runtime::watch(
+    let c = TestCluster::new();
+    create_pod(&c, json!({}));
+    // Running but never ready: nothing moves it on.
+    report(
         &c,
-        &FakeHost::default(),
-        &plan(),
-        &WatchRequest {
-            timeout_ms: 50,
-            ..Default::default()
-        },
+        json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "False"}]}),
     );
+    let r = runtime::watch(&c, &c.host(), &plan(), &within(50));
     let status = r.status.unwrap();
     assert_eq!(status.code, StatusCode::Timeout);
     assert_eq!(r.health.state, HealthState::InProgress);
@@ -145,77 +132,68 @@ fn a_timeout_is_never_a_success() {
 
 #[test]
 fn gone_and_closed_streams_are_rewatched() {
-    let c = FakeCluster::new();
-    c.put("pods", pod(false, None));
-    c.script_watch(vec![Err(ApiError::api(
-        410,
-        "Gone",
-        "too old resource version",
-    ))]);
+    let c = TestCluster::new();
+    create_pod(&c, json!({}));
+    c.end_next_watch(0, ApiError::api(410, "Gone", "too old resource version"));
     let mut closed = ApiError::api(0, "", "stream closed");
-    closed.source = krt_guest::model::ErrorSource::Transport;
-    c.script_watch(vec![Err(closed)]);
-    c.script_watch(vec![modified(pod(true, None))]);
-    let r = runtime::watch(
-        &c,
-        &FakeHost::default(),
-        &plan(),
-        &WatchRequest {
-            timeout_ms: 5_000,
-            ..Default::default()
-        },
-    );
+    closed.source = ErrorSource::Transport;
+    c.end_next_watch(0, closed);
+    let r = runtime::watch(&c, &c.host(), &plan(), &within(5_000));
     assert_eq!(r.status, None);
+    assert_eq!(r.health.state, HealthState::Current);
     assert_eq!(watches(&c), 3);
 }
 
 #[test]
 fn deleted_objects_are_not_found_until_the_timeout() {
-    let c = FakeCluster::new();
-    c.put("pods", pod(false, None));
-    c.script_watch(vec![Ok(Some(WatchEvent {
-        type_: EventType::Deleted,
-        object: pod(false, None),
-    }))]);
-    let r = runtime::watch(
-        &c,
-        &FakeHost::default(),
-        &plan(),
-        &WatchRequest {
-            timeout_ms: 50,
-            ..Default::default()
-        },
-    );
+    let c = TestCluster::new();
+    create_pod(&c, json!({}));
+    // Another client deletes the Pod once the watch has read it.
+    let other = c.clone();
+    let mut deleted = false;
+    let host = c.host().on_progress(move |_| {
+        if !std::mem::replace(&mut deleted, true) {
+            other.remove("v1", "Pod", "web", "p");
+        }
+    });
+    let r = runtime::watch(&c, &host, &plan(), &within(50));
     assert_eq!(r.health.state, HealthState::NotFound);
     assert_eq!(r.resource, None);
     assert_eq!(r.status.unwrap().code, StatusCode::Timeout);
+    assert_eq!(watches(&c), 1, "{:?}", c.log());
 }
 
 #[test]
 fn a_stream_that_delivered_is_resumed_and_one_that_did_not_is_relisted() {
-    let c = FakeCluster::new();
-    c.put("pods", pod(false, None));
-    let mut seen = pod(false, Some("ContainerCreating"));
-    seen["metadata"]["resourceVersion"] = json!("41");
-    let gone = || Err(ApiError::api(410, "Expired", "too old resource version"));
-    // Delivers version 41, then expires: resume from 41.
-    c.script_watch(vec![modified(seen), gone()]);
-    // Resuming from 41 fails at once: read the object again, then watch from its version.
-    c.script_watch(vec![gone()]);
-    c.script_watch(vec![modified(pod(true, None))]);
-    let host = FakeHost::default();
-    let r = runtime::watch(
-        &c,
-        &host,
-        &plan(),
-        &WatchRequest {
-            timeout_ms: 5_000,
-            ..Default::default()
-        },
-    );
+    let c = TestCluster::new();
+    create_pod(&c, json!({}));
+    let initial = resource_version(&c);
+    // The first stream expires after delivering one event (the Pod scheduled).
+    c.end_next_watch(1, ApiError::api(410, "Expired", "too old resource version"));
+    // Then another client changes the Pod and the server compacts its history, so resuming
+    // from the delivered version fails at once (410) and the Pod must be read again.
+    let versions = Rc::new(RefCell::new(None));
+    let (other, seen) = (c.clone(), versions.clone());
+    let host = c.host().on_progress(move |p| {
+        if p.phase == "rewatching" && seen.borrow().is_none() {
+            let delivered = resource_version(&other);
+            other.edit(
+                "v1",
+                "Pod",
+                "web",
+                "p",
+                json!({"metadata": {"labels": {"seen": "yes"}}}),
+            );
+            other.sim().cluster().expire_resource_versions();
+            *seen.borrow_mut() = Some((delivered, resource_version(&other)));
+        }
+    });
+    let r = runtime::watch(&c, &host, &plan(), &within(5_000));
     assert_eq!(r.status, None);
-    let log = c.log();
-    let steps: Vec<String> = log
+    let (delivered, edited) = versions.borrow().clone().expect("the first stream ended");
+    assert_ne!(delivered, initial);
+    let steps: Vec<String> = c
+        .log()
         .iter()
         .filter_map(|r| match r {
             Request::Get(_) => Some("get".to_owned()),
@@ -226,18 +204,14 @@ fn a_stream_that_delivered_is_resumed_and_one_that_did_not_is_relisted() {
             _ => None,
         })
         .collect();
-    let initial = c.object("pods", Some("web"), "p").unwrap()["metadata"]["resourceVersion"]
-        .as_str()
-        .unwrap()
-        .to_owned();
     assert_eq!(
         steps,
         [
             "get".to_owned(),
             format!("watch@{initial}"),
-            "watch@41".to_owned(),
+            format!("watch@{delivered}"),
             "get".to_owned(),
-            format!("watch@{initial}"),
+            format!("watch@{edited}"),
         ]
     );
     let rewatching: Vec<String> = host
@@ -250,7 +224,8 @@ fn a_stream_that_delivered_is_resumed_and_one_that_did_not_is_relisted() {
     assert_eq!(rewatching.len(), 2, "{rewatching:?}");
     assert!(
         rewatching[0].contains("410 Gone")
-            && rewatching[0].contains("resuming from resourceVersion 41")
+            && rewatching[0].contains(&format!("resuming from resourceVersion {delivered}")),
+        "{rewatching:?}"
     );
     assert!(rewatching[1].contains("reading it again"), "{rewatching:?}");
 }

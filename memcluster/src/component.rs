@@ -1,12 +1,16 @@
-//! The wasm32 component glue: exports `kusion:runtime/kubernetes` backed by one [`MemCluster`]
-//! per instance, and `kusion:runtime/host` (logs to stderr, progress dropped, sleep on the WASI
-//! monotonic clock).
+//! The wasm32 component glue: exports `kusion:runtime/kubernetes` backed by one
+//! [`GuestCluster`] per instance, converting WIT values to `krt_guest::model` values and back,
+//! and `kusion:runtime/host` (logs to stderr, progress dropped, sleep on the WASI monotonic
+//! clock).
 
 use std::cell::RefCell;
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use crate::{Answer, DeleteOptions, EventType, Failure, Kind, MemCluster, PatchOptions, Query};
+use krt_guest::cluster::{Cluster, WatchStream};
+use krt_guest::model::{self as m, ErrorSource};
+use krt_sim::{GuestCluster, GuestWatch};
+use serde_json::Value;
 
 wit_bindgen::generate!({ path: "../wit", world: "in-memory-cluster" });
 
@@ -14,15 +18,15 @@ use exports::kusion::runtime::types as t;
 use exports::kusion::runtime::{host, kubernetes as k8s};
 
 /// The cluster of this instance.
-static CLUSTER: LazyLock<MemCluster> = LazyLock::new(MemCluster::new);
+static CLUSTER: LazyLock<GuestCluster> = LazyLock::new(GuestCluster::new);
 
 /// The component: exports both interfaces.
 struct Component;
 
 export!(Component);
 
-fn kind_in(r: k8s::ApiResource) -> Kind {
-    Kind {
+fn resource_in(r: k8s::ApiResource) -> m::ApiResource {
+    m::ApiResource {
         group: r.group,
         version: r.version,
         kind: r.kind,
@@ -31,43 +35,56 @@ fn kind_in(r: k8s::ApiResource) -> Kind {
     }
 }
 
-fn error_out(f: Failure) -> k8s::ApiError {
+fn error_out(e: m::ApiError) -> k8s::ApiError {
     k8s::ApiError {
-        source: k8s::ErrorSource::Api,
-        code: f.code,
-        reason: f.reason,
-        message: f.message,
-        causes: f
+        source: match e.source {
+            ErrorSource::Api => k8s::ErrorSource::Api,
+            ErrorSource::Transport => k8s::ErrorSource::Transport,
+            ErrorSource::Timeout => k8s::ErrorSource::Timeout,
+            ErrorSource::Policy => k8s::ErrorSource::Policy,
+            ErrorSource::Limit => k8s::ErrorSource::Limit,
+        },
+        code: e.code,
+        reason: e.reason,
+        message: e.message,
+        causes: e
             .causes
             .into_iter()
-            .map(|(field, reason, message)| t::Cause {
-                field,
-                reason,
-                message,
+            .map(|c| t::Cause {
+                field: c.field,
+                reason: c.reason,
+                message: c.message,
             })
             .collect(),
-        retry_after_seconds: f.retry_after_seconds,
+        retry_after_seconds: e.retry_after_seconds,
     }
 }
 
-fn wit<T>(answer: Answer<T>) -> Result<T, k8s::ApiError> {
-    answer.map_err(error_out)
+/// Parses JSON text from the guest; 400 BadRequest when it is not JSON, as an API server answers.
+fn json_in(text: &str) -> Result<Value, k8s::ApiError> {
+    serde_json::from_str(text).map_err(|e| {
+        error_out(m::ApiError::api(
+            400,
+            "BadRequest",
+            format!("the body is not JSON: {e}"),
+        ))
+    })
 }
 
 /// A watch stream resource.
-struct Stream(RefCell<crate::Stream>);
+struct Stream(RefCell<GuestWatch>);
 
 impl k8s::GuestWatchStream for Stream {
     fn next(&self, timeout_ms: u32) -> Result<Option<k8s::WatchEvent>, k8s::ApiError> {
-        let event = wit(self.0.borrow_mut().next(&CLUSTER, timeout_ms))?;
-        Ok(event.map(|(kind, object)| k8s::WatchEvent {
-            type_: match kind {
-                EventType::Added => k8s::EventType::Added,
-                EventType::Modified => k8s::EventType::Modified,
-                EventType::Deleted => k8s::EventType::Deleted,
-                EventType::Bookmark => k8s::EventType::Bookmark,
+        let event = self.0.borrow_mut().next(timeout_ms).map_err(error_out)?;
+        Ok(event.map(|e| k8s::WatchEvent {
+            type_: match e.type_ {
+                m::EventType::Added => k8s::EventType::Added,
+                m::EventType::Modified => k8s::EventType::Modified,
+                m::EventType::Deleted => k8s::EventType::Deleted,
+                m::EventType::Bookmark => k8s::EventType::Bookmark,
             },
-            object,
+            object: e.object.to_string(),
         }))
     }
 }
@@ -76,13 +93,13 @@ impl k8s::Guest for Component {
     type WatchStream = Stream;
 
     fn resolve(api_version: String, kind: String) -> Result<k8s::ApiResource, k8s::ApiError> {
-        let k = wit(CLUSTER.resolve(&api_version, &kind))?;
+        let r = CLUSTER.resolve(&api_version, &kind).map_err(error_out)?;
         Ok(k8s::ApiResource {
-            group: k.group,
-            version: k.version,
-            kind: k.kind,
-            plural: k.plural,
-            namespaced: k.namespaced,
+            group: r.group,
+            version: r.version,
+            kind: r.kind,
+            plural: r.plural,
+            namespaced: r.namespaced,
         })
     }
 
@@ -91,7 +108,8 @@ impl k8s::Guest for Component {
         namespace: Option<String>,
         name: String,
     ) -> Result<Option<String>, k8s::ApiError> {
-        wit(CLUSTER.get(&kind_in(resource), namespace.as_deref(), &name))
+        let found = CLUSTER.get(&resource_in(resource), namespace.as_deref(), &name);
+        Ok(found.map_err(error_out)?.map(|o| o.to_string()))
     }
 
     fn create(
@@ -100,13 +118,18 @@ impl k8s::Guest for Component {
         object: String,
         options: k8s::CreateOptions,
     ) -> Result<String, k8s::ApiError> {
-        wit(CLUSTER.create(
-            &kind_in(resource),
+        let options = m::CreateOptions {
+            dry_run: options.dry_run,
+            field_manager: options.field_manager,
+        };
+        let object = json_in(&object)?;
+        let created = CLUSTER.create(
+            &resource_in(resource),
             namespace.as_deref(),
             &object,
-            options.dry_run,
-            options.field_manager.as_deref(),
-        ))
+            &options,
+        );
+        Ok(created.map_err(error_out)?.to_string())
     }
 
     fn patch(
@@ -118,24 +141,27 @@ impl k8s::Guest for Component {
         options: k8s::PatchOptions,
     ) -> Result<String, k8s::ApiError> {
         let patch_type = match type_ {
-            t::PatchType::JsonMerge => crate::PatchType::JsonMerge,
-            t::PatchType::StrategicMerge => crate::PatchType::StrategicMerge,
-            t::PatchType::Apply => crate::PatchType::Apply,
-            t::PatchType::JsonPatch => crate::PatchType::JsonPatch,
+            t::PatchType::JsonMerge => m::PatchType::JsonMerge,
+            t::PatchType::StrategicMerge => m::PatchType::StrategicMerge,
+            t::PatchType::Apply => m::PatchType::Apply,
+            t::PatchType::JsonPatch => m::PatchType::JsonPatch,
         };
-        let options = PatchOptions {
+        let options = m::PatchOptions {
             dry_run: options.dry_run,
             field_manager: options.field_manager,
             force: options.force,
         };
-        wit(CLUSTER.patch(
-            &kind_in(resource),
+        let body = json_in(&body)?;
+        let resource = resource_in(resource);
+        let patched = CLUSTER.patch(
+            &resource,
             namespace.as_deref(),
             &name,
             patch_type,
             &body,
             &options,
-        ))
+        );
+        Ok(patched.map_err(error_out)?.to_string())
     }
 
     fn delete(
@@ -144,22 +170,26 @@ impl k8s::Guest for Component {
         name: String,
         options: k8s::DeleteOptions,
     ) -> Result<Option<String>, k8s::ApiError> {
-        let preconditions = options.preconditions.unwrap_or(k8s::Preconditions {
-            uid: None,
-            resource_version: None,
-        });
-        let options = DeleteOptions {
+        let options = m::DeleteOptions {
             dry_run: options.dry_run,
             propagation_policy: options.propagation_policy.map(|p| match p {
-                t::PropagationPolicy::Background => "Background",
-                t::PropagationPolicy::Foreground => "Foreground",
-                t::PropagationPolicy::Orphan => "Orphan",
+                t::PropagationPolicy::Background => m::PropagationPolicy::Background,
+                t::PropagationPolicy::Foreground => m::PropagationPolicy::Foreground,
+                t::PropagationPolicy::Orphan => m::PropagationPolicy::Orphan,
             }),
-            uid: preconditions.uid,
-            resource_version: preconditions.resource_version,
+            preconditions: options.preconditions.map(|p| m::Preconditions {
+                uid: p.uid,
+                resource_version: p.resource_version,
+            }),
             grace_period_seconds: options.grace_period_seconds,
         };
-        wit(CLUSTER.delete(&kind_in(resource), namespace.as_deref(), &name, &options))
+        let left = CLUSTER.delete(
+            &resource_in(resource),
+            namespace.as_deref(),
+            &name,
+            &options,
+        );
+        Ok(left.map_err(error_out)?.map(|o| o.to_string()))
     }
 
     fn list(
@@ -167,19 +197,19 @@ impl k8s::Guest for Component {
         namespace: Option<String>,
         options: k8s::ListOptions,
     ) -> Result<k8s::ObjectList, k8s::ApiError> {
-        let query = Query {
+        let options = m::ListOptions {
             label_selector: options.label_selector,
             field_selector: options.field_selector,
             limit: options.limit,
             continue_token: options.continue_token,
-            ..Query::default()
         };
-        let (items, resource_version, continue_token) =
-            wit(CLUSTER.list(&kind_in(resource), namespace.as_deref(), &query))?;
+        let list = CLUSTER
+            .list(&resource_in(resource), namespace.as_deref(), &options)
+            .map_err(error_out)?;
         Ok(k8s::ObjectList {
-            items,
-            resource_version,
-            continue_token,
+            items: list.items.iter().map(Value::to_string).collect(),
+            resource_version: list.resource_version,
+            continue_token: list.continue_token,
         })
     }
 
@@ -188,14 +218,16 @@ impl k8s::Guest for Component {
         namespace: Option<String>,
         options: k8s::WatchOptions,
     ) -> Result<k8s::WatchStream, k8s::ApiError> {
-        let query = Query {
+        let options = m::WatchOptions {
             label_selector: options.label_selector,
             field_selector: options.field_selector,
             resource_version: options.resource_version,
             timeout_seconds: options.timeout_seconds,
-            ..Query::default()
+            allow_bookmarks: options.allow_bookmarks,
         };
-        let stream = wit(CLUSTER.watch(&kind_in(resource), namespace.as_deref(), &query))?;
+        let stream = CLUSTER
+            .watch(&resource_in(resource), namespace.as_deref(), &options)
+            .map_err(error_out)?;
         Ok(k8s::WatchStream::new(Stream(RefCell::new(stream))))
     }
 }

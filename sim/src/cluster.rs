@@ -1,17 +1,20 @@
 //! The in-memory cluster: the object store plus the API semantics, callable in-process. The HTTP
 //! server and the simulated controllers share one [`Cluster`].
 
+use std::sync::Arc;
+
 use serde_json::json;
 
-use crate::api::{self, Request, Response};
+use crate::request::{Request, Response};
 use crate::store::{Key, Store};
 use crate::watch::Watch;
-use crate::{controllers, meta};
+use crate::{controllers, meta, routes};
 
 /// An in-memory Kubernetes cluster: objects, resourceVersions, event history, and
-/// kube-apiserver's semantics for every request (see [`crate::api`]).
+/// kube-apiserver's semantics for every request (a [`Request`] in, a [`Response`] out).
 pub struct Cluster {
-    pub(crate) store: Store,
+    /// The objects, shared with the cluster's [`Watch`] cursors.
+    pub(crate) store: Arc<Store>,
     /// `host:port` reported in `/api` discovery.
     pub(crate) address: String,
 }
@@ -28,14 +31,14 @@ impl Cluster {
     /// A cluster with no objects at all, reporting `address` in discovery.
     pub(crate) fn empty(history_limit: usize, address: &str) -> Self {
         Self {
-            store: Store::new(history_limit),
+            store: Arc::new(Store::new(history_limit)),
             address: address.to_string(),
         }
     }
 
     /// Serves one request (anything but a watch, see [`Cluster::watch`]).
     pub fn handle(&self, request: &Request) -> Response {
-        api::handle(self, request)
+        routes::handle(&self.store, &self.address, request)
     }
 
     /// Starts the watch `request` asks for (`GET` of a collection with the WATCH parameters).
@@ -44,7 +47,7 @@ impl Cluster {
     /// The error response (404 for an unknown resource, 410 Gone for a too-old
     /// `resourceVersion`, 400 for a bad selector).
     pub fn watch(&self, request: &Request) -> Result<Watch, Response> {
-        api::watch(self, request)
+        routes::watch(&self.store, request)
     }
 
     /// Runs one pass of the simulated controllers (garbage collection, workloads, services,
@@ -87,5 +90,67 @@ impl Cluster {
                     "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::*;
+
+    fn configmap(name: &str, app: &str) -> Vec<u8> {
+        json!({"metadata": {"name": name, "labels": {"app": app}}, "data": {"k": "v"}})
+            .to_string()
+            .into_bytes()
+    }
+
+    const CM: &str = "/api/v1/namespaces/default/configmaps";
+
+    #[test]
+    fn watches_replay_from_a_version_and_report_selection_changes() {
+        let cluster = Cluster::new(100);
+        let created = cluster.handle(&Request::post(CM, configmap("a", "web")));
+        let rv = created.body["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let mut all = cluster
+            .watch(&Request::get(CM).query("resourceVersion", &rv))
+            .unwrap();
+        let mut web = cluster
+            .watch(&Request::get(CM).query("labelSelector", "app=web"))
+            .unwrap();
+        assert_eq!(web.poll().unwrap()[0]["type"], "ADDED");
+        cluster.handle(&Request::post(CM, configmap("b", "db")));
+        cluster.handle(&Request::put(&format!("{CM}/a"), configmap("a", "db")));
+        let types = |events: Vec<Value>| -> Vec<String> {
+            events
+                .iter()
+                .map(|e| format!("{} {}", e["type"], e["object"]["metadata"]["name"]))
+                .collect()
+        };
+        assert_eq!(
+            types(all.poll().unwrap()),
+            ["\"ADDED\" \"b\"", "\"MODIFIED\" \"a\""]
+        );
+        assert_eq!(types(web.poll().unwrap()), ["\"DELETED\" \"a\""]);
+        assert!(all.poll().unwrap().is_empty());
+    }
+
+    #[test]
+    fn watches_from_too_old_versions_are_gone() {
+        let cluster = Cluster::new(2);
+        let mut watch = cluster.watch(&Request::get(CM)).unwrap();
+        for name in ["a", "b", "c"] {
+            cluster.handle(&Request::post(CM, configmap(name, "x")));
+        }
+        let gone = watch.poll().unwrap_err();
+        assert_eq!((gone.code, gone.reason), (410, "Expired"));
+        let err = cluster
+            .watch(&Request::get(CM).query("resourceVersion", "2"))
+            .unwrap_err();
+        assert_eq!(err.code, 410);
+        assert_eq!(err.body["reason"], "Expired");
     }
 }

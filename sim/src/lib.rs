@@ -1,13 +1,16 @@
 //! krt-sim: a Kubernetes API server simulator, the embedded default cluster of `krt` and the
 //! cluster every test runs against; real `kubectl` works with it.
 //!
-//! Two layers share one implementation of the API semantics:
+//! Its layers share one implementation of the API semantics:
 //!
 //! - [`api`]: the in-memory cluster callable in-process — create/get/list/update/patch (JSON
 //!   merge, strategic merge, JSON patch, server-side apply) and delete of every served kind,
 //!   defaulting, validation, generation, discovery, OpenAPI, tables, and watches that replay the
 //!   stored events. It needs no HTTP stack and builds for `wasm32-wasip2` with
-//!   `cargo build -p sim --no-default-features --target wasm32-wasip2`.
+//!   `cargo build -p krt-sim --no-default-features --target wasm32-wasip2`.
+//! - [`GuestCluster`]: that cluster behind krt's `krt_guest::cluster::Cluster` trait, each call
+//!   mapped to the REST request krt-host sends a real API server (memcluster's component and
+//!   krt-guest's tests use it).
 //! - with the default `server` feature, [`Sim`]: that cluster served over HTTP or HTTPS on
 //!   127.0.0.1, with simulated controllers on a timer and fault injection.
 //!
@@ -28,10 +31,13 @@ mod cluster;
 mod controllers;
 mod defaults;
 mod discovery;
+mod guest_cluster;
 mod lifecycle;
 mod meta;
 mod openapi;
 mod registry;
+mod request;
+mod routes;
 mod selectors;
 #[cfg(feature = "server")]
 mod server;
@@ -42,5 +48,6 @@ mod table;
 mod validation;
 mod watch;
 
+pub use guest_cluster::{GuestCluster, GuestWatch};
 #[cfg(feature = "server")]
 pub use server::{Fault, FaultAction, Sim, SimConfig, SimError};

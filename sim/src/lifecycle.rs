@@ -77,16 +77,6 @@ pub fn mark_deleted(object: &mut Value) {
     }
 }
 
-/// The owner uids an object's `ownerReferences` name.
-pub fn owner_uids(object: &Value) -> Vec<&str> {
-    object["metadata"]["ownerReferences"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|r| r["uid"].as_str())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

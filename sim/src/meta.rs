@@ -1,8 +1,21 @@
-//! Server-set metadata values: timestamps, uids and `generateName` suffixes.
+//! Object metadata: the server-set values (timestamps, uids, `generateName` suffixes) and the
+//! owners an object names.
 
 use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+/// The owner uids an object's `ownerReferences` name.
+pub fn owner_uids(object: &Value) -> Vec<&str> {
+    object["metadata"]["ownerReferences"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["uid"].as_str())
+        .collect()
+}
 
 /// Seconds since the Unix epoch.
 pub fn now_secs() -> i64 {

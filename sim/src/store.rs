@@ -4,44 +4,16 @@
 //! sequence and the event order are the commit order.
 
 mod index;
+mod key;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
 
+pub use key::Key;
+
 use crate::registry::{self, ResourceType};
-
-/// Where an object lives: group, plural resource, namespace ("" when cluster-scoped) and name.
-#[derive(
-    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
-pub struct Key {
-    /// API group ("" for core).
-    pub group: String,
-    /// Plural resource name.
-    pub resource: String,
-    /// Namespace, "" for cluster-scoped objects.
-    pub namespace: String,
-    /// Object name.
-    pub name: String,
-}
-
-impl Key {
-    /// Key of an object of `rt` in `namespace` called `name`.
-    pub fn new(rt: &ResourceType, namespace: &str, name: &str) -> Self {
-        Self {
-            group: rt.group.clone(),
-            resource: rt.plural.clone(),
-            namespace: if rt.namespaced {
-                namespace.to_string()
-            } else {
-                String::new()
-            },
-            name: name.to_string(),
-        }
-    }
-}
 
 /// The type of a watch event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

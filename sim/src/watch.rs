@@ -4,21 +4,22 @@
 //! caller polls it.
 
 use std::collections::VecDeque;
+use std::fmt;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::api::{Params, flag};
-use crate::cluster::Cluster;
 use crate::registry::ResourceType;
+use crate::request::{Params, flag};
 use crate::selectors::Filter;
 use crate::status::ApiError;
-use crate::store::{Event, EventType};
+use crate::store::{Event, EventType, Store};
 use crate::table;
 
-/// A watch on one resource type: call [`Watch::poll`] for the events committed since the last
-/// call.
-#[derive(Debug)]
+/// A watch on one resource type of one cluster: call [`Watch::poll`] for the events committed
+/// since the last call.
 pub struct Watch {
+    store: Arc<Store>,
     group: String,
     resource: String,
     namespace: Option<String>,
@@ -44,7 +45,7 @@ impl Watch {
     /// 410 Expired when `resourceVersion` is older than the retained history; 400 when it is not
     /// a number.
     pub(crate) fn start(
-        cluster: &Cluster,
+        store: &Arc<Store>,
         rt: &ResourceType,
         namespace: Option<&str>,
         filter: Filter,
@@ -59,6 +60,7 @@ impl Watch {
             ),
         };
         let mut watch = Self {
+            store: store.clone(),
             group: rt.group.clone(),
             resource: rt.plural.clone(),
             namespace: namespace.map(str::to_string),
@@ -72,7 +74,7 @@ impl Watch {
                 .get("timeoutSeconds")
                 .and_then(|t| t.parse::<u64>().ok()),
         };
-        let state = cluster.store.lock();
+        let state = store.lock();
         match requested {
             Some(from) => {
                 let events = state
@@ -98,9 +100,9 @@ impl Watch {
     ///
     /// # Errors
     /// 410 Expired when the history was compacted past this watch (it must be restarted).
-    pub fn poll(&mut self, cluster: &Cluster) -> Result<Vec<Value>, ApiError> {
+    pub fn poll(&mut self) -> Result<Vec<Value>, ApiError> {
         let mut out: Vec<Value> = self.pending.drain(..).collect();
-        let state = cluster.store.lock();
+        let state = self.store.lock();
         if state.resource_version() > self.rv {
             let events = state
                 .events_since(self.rv)
@@ -160,63 +162,14 @@ impl Watch {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::api::Request;
-
-    fn configmap(name: &str, app: &str) -> Vec<u8> {
-        json!({"metadata": {"name": name, "labels": {"app": app}}, "data": {"k": "v"}})
-            .to_string()
-            .into_bytes()
-    }
-
-    const CM: &str = "/api/v1/namespaces/default/configmaps";
-
-    #[test]
-    fn replays_from_a_version_and_reports_selection_changes() {
-        let cluster = Cluster::new(100);
-        let created = cluster.handle(&Request::post(CM, configmap("a", "web")));
-        let rv = created.body["metadata"]["resourceVersion"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        let mut all = cluster
-            .watch(&Request::get(CM).query("resourceVersion", &rv))
-            .unwrap();
-        let mut web = cluster
-            .watch(&Request::get(CM).query("labelSelector", "app=web"))
-            .unwrap();
-        assert_eq!(web.poll(&cluster).unwrap()[0]["type"], "ADDED");
-        cluster.handle(&Request::post(CM, configmap("b", "db")));
-        cluster.handle(&Request::put(&format!("{CM}/a"), configmap("a", "db")));
-        let types = |events: Vec<Value>| -> Vec<String> {
-            events
-                .iter()
-                .map(|e| format!("{} {}", e["type"], e["object"]["metadata"]["name"]))
-                .collect()
-        };
-        assert_eq!(
-            types(all.poll(&cluster).unwrap()),
-            ["\"ADDED\" \"b\"", "\"MODIFIED\" \"a\""]
-        );
-        assert_eq!(types(web.poll(&cluster).unwrap()), ["\"DELETED\" \"a\""]);
-        assert!(all.poll(&cluster).unwrap().is_empty());
-    }
-
-    #[test]
-    fn too_old_versions_are_gone() {
-        let cluster = Cluster::new(2);
-        let mut watch = cluster.watch(&Request::get(CM)).unwrap();
-        for name in ["a", "b", "c"] {
-            cluster.handle(&Request::post(CM, configmap(name, "x")));
-        }
-        let gone = watch.poll(&cluster).unwrap_err();
-        assert_eq!((gone.code, gone.reason), (410, "Expired"));
-        let err = cluster
-            .watch(&Request::get(CM).query("resourceVersion", "2"))
-            .unwrap_err();
-        assert_eq!(err.code, 410);
-        assert_eq!(err.body["reason"], "Expired");
+impl fmt::Debug for Watch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Watch")
+            .field("group", &self.group)
+            .field("resource", &self.resource)
+            .field("namespace", &self.namespace)
+            .field("rv", &self.rv)
+            .field("pending", &self.pending.len())
+            .finish_non_exhaustive()
     }
 }

@@ -108,6 +108,14 @@ pub fn deployment(name: &str) -> Object {
     }))
 }
 
+/// A Pod named `name` running one `nginx:1.27` container `web`.
+pub fn pod(name: &str) -> Object {
+    Object(json!({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+        "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}
+    }))
+}
+
 /// A Kubernetes object as a Kusion resource, its ID derived as krt does
 /// (`apiVersion:kind[:namespace]:name`).
 pub fn resource(attributes: impl Into<Value>) -> Resource {

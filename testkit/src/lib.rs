@@ -1,7 +1,7 @@
 //! What krt's test crates share, so no test file builds its own:
 //!
 //! - fixture builders for the objects tests apply ([`configmap`], [`deployment`],
-//!   [`namespace`]) and [`resource`] to make a Kusion resource of one;
+//!   [`namespace`], [`pod`]) and [`resource`] to make a Kusion resource of one;
 //! - [`SimCluster`]: a krt-sim server with a kube client and a kubeconfig file;
 //! - [`krt_bin`] and [`krt`] to run the CLI built by this `cargo test` run;
 //! - [`cache_dir`]: the compiled-component cache the tests share.
@@ -11,5 +11,5 @@ mod fixtures;
 mod krt;
 
 pub use cluster::{SimCluster, client_for};
-pub use fixtures::{Object, configmap, deployment, namespace, resource};
+pub use fixtures::{Object, configmap, deployment, namespace, pod, resource};
 pub use krt::{Run, cache_dir, krt, krt_bin, krt_env, krt_in, krt_spawn, temp_dir, workspace};

@@ -1,20 +1,24 @@
-//! An in-memory cluster and host for runtime tests: objects in a map, a
-//! resourceVersion counter, uid and generation, 404 / 409 AlreadyExists /
-//! 409 Conflict on a stale resourceVersion, patches applied with the guest's own
-//! merge code, injectable failures, scripted watch streams and a request log.
+//! The runtime tests' cluster and host. The cluster is krt-sim's in-process cluster behind
+//! [`GuestCluster`] (kube-apiserver's semantics: defaulting, validation, resourceVersions,
+//! server-side apply, finalizers, watches), decorated with a request log and injected failures.
+//! The host records logs, progress and sleeps without sleeping; each sleep is time passing, so
+//! the simulated controllers take a step.
 
 use krt_guest::cluster::{Cluster, HostServices, WatchStream};
-use krt_guest::merge::{self, strategic};
 use krt_guest::model::{
-    ApiError, ApiResource, Cause, CreateOptions, DeleteOptions, ListOptions, LogLevel, ObjectList,
-    PatchOptions, PatchType, Progress, Resource, WatchEvent, WatchOptions,
+    ApiError, ApiResource, CreateOptions, DeleteOptions, ListOptions, LogLevel, ObjectList,
+    PatchOptions, PatchType, Progress, WatchEvent, WatchOptions,
 };
+use krt_sim::{GuestCluster, GuestWatch};
 use serde_json::{Value, json};
 use std::cell::RefCell;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::rc::Rc;
 
-/// One request the fake received.
+/// The field manager of the writes tests make as another client.
+pub const OTHER_MANAGER: &str = "other";
+
+/// One request the cluster received.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Request {
     Resolve(String),
@@ -35,7 +39,7 @@ pub enum Request {
         name: String,
         options: DeleteOptions,
     },
-    List,
+    List(ListOptions),
     Watch(WatchOptions),
 }
 
@@ -64,492 +68,352 @@ pub enum Verb {
     Watch,
 }
 
-type Key = (String, Option<String>, String);
-
-/// The fake's state.
 #[derive(Default)]
-pub struct State {
-    pub kinds: Vec<ApiResource>,
-    pub objects: BTreeMap<Key, Value>,
-    pub rv: u64,
-    pub uid: u64,
-    pub log: Vec<Request>,
-    pub failures: VecDeque<(Verb, ApiError)>,
-    /// One script per `watch` call: events returned in order, then nothing.
-    pub watches: VecDeque<Vec<Result<Option<WatchEvent>, ApiError>>>,
-    /// Deployment `spec.selector` changes are rejected with 422 like the API server.
-    pub enforce_immutable_selector: bool,
+struct Record {
+    log: Vec<Request>,
+    failures: VecDeque<(Verb, ApiError)>,
+    /// How the next watch streams end: once they delivered this many events, with this error.
+    stream_ends: VecDeque<(usize, ApiError)>,
 }
 
-/// A fake cluster; clones share state.
-#[derive(Clone, Default)]
-pub struct FakeCluster(pub Rc<RefCell<State>>);
-
-fn api(group: &str, version: &str, kind: &str, plural: &str, namespaced: bool) -> ApiResource {
-    ApiResource {
-        group: group.into(),
-        version: version.into(),
-        kind: kind.into(),
-        plural: plural.into(),
-        namespaced,
-    }
+/// The simulator with a request log and injected failures; clones share all three.
+#[derive(Clone)]
+pub struct TestCluster {
+    sim: GuestCluster,
+    record: Rc<RefCell<Record>>,
 }
 
-impl FakeCluster {
-    /// A cluster serving a few core kinds and one CRD (`example.com/v1 Widget`).
+impl TestCluster {
+    /// A new simulated cluster with the namespace `web` the tests' objects live in.
     pub fn new() -> Self {
-        let c = FakeCluster::default();
-        c.0.borrow_mut().kinds = vec![
-            api("", "v1", "Namespace", "namespaces", false),
-            api("", "v1", "ConfigMap", "configmaps", true),
-            api("", "v1", "Secret", "secrets", true),
-            api("", "v1", "Service", "services", true),
-            api("", "v1", "Pod", "pods", true),
-            api("apps", "v1", "Deployment", "deployments", true),
-            api("example.com", "v1", "Widget", "widgets", true),
-        ];
+        let c = TestCluster {
+            sim: GuestCluster::new(),
+            record: Rc::default(),
+        };
+        c.put(krt_testkit::namespace("web").value());
         c
     }
 
-    /// Fails the next call of `verb` with `err`.
+    /// Fails the next call of `verb` with `err` (the request is logged, the cluster untouched).
     pub fn fail_next(&self, verb: Verb, err: ApiError) {
-        self.0.borrow_mut().failures.push_back((verb, err));
+        self.record.borrow_mut().failures.push_back((verb, err));
     }
 
-    /// Adds a scripted watch stream.
-    pub fn script_watch(&self, events: Vec<Result<Option<WatchEvent>, ApiError>>) {
-        self.0.borrow_mut().watches.push_back(events);
+    /// Ends the next watch stream opened with `err` once it has delivered `after` events, as
+    /// an API server closes or expires a stream.
+    pub fn end_next_watch(&self, after: usize, err: ApiError) {
+        self.record.borrow_mut().stream_ends.push_back((after, err));
     }
 
     /// The request log.
     pub fn log(&self) -> Vec<Request> {
-        self.0.borrow().log.clone()
+        self.record.borrow().log.clone()
     }
 
     /// Whether any write request was made.
     pub fn wrote(&self) -> bool {
-        self.0.borrow().log.iter().any(Request::is_write)
+        self.record.borrow().log.iter().any(Request::is_write)
     }
 
     /// Clears the request log.
     pub fn clear_log(&self) {
-        self.0.borrow_mut().log.clear();
+        self.record.borrow_mut().log.clear();
     }
 
-    /// The stored object.
-    pub fn object(&self, plural: &str, ns: Option<&str>, name: &str) -> Option<Value> {
-        self.0.borrow().objects.get(&key(plural, ns, name)).cloned()
+    /// The simulator itself, as other clients reach it (nothing logged, nothing injected).
+    pub fn sim(&self) -> &GuestCluster {
+        &self.sim
     }
 
-    /// Stores an object directly (as another writer would), assigning server fields.
-    pub fn put(&self, plural: &str, object: Value) {
-        let ns = object
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let name = object
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
-        let mut state = self.0.borrow_mut();
-        let stored = state.stamp(None, object, "other");
-        state.objects.insert((plural.into(), ns, name), stored);
+    fn kind(&self, api_version: &str, kind: &str) -> ApiResource {
+        self.sim
+            .resolve(api_version, kind)
+            .unwrap_or_else(|e| panic!("{api_version}/{kind} is not served: {e:?}"))
     }
 
-    fn take_failure(&self, verb: Verb) -> Option<ApiError> {
-        let mut state = self.0.borrow_mut();
-        let at = state.failures.iter().position(|(v, _)| *v == verb)?;
-        state.failures.remove(at).map(|(_, e)| e)
+    /// The REST resource of `object`'s `apiVersion` and `kind`.
+    fn kind_of(&self, object: &Value) -> ApiResource {
+        let text = |field: &str| object[field].as_str().expect("apiVersion and kind");
+        self.kind(text("apiVersion"), text("kind"))
     }
 
-    fn fail(&self, verbs: &[Verb]) -> Result<(), ApiError> {
-        verbs
-            .iter()
-            .find_map(|v| self.take_failure(*v))
-            .map_or(Ok(()), Err)
+    /// The stored object, if any.
+    pub fn object(&self, api_version: &str, kind: &str, ns: &str, name: &str) -> Option<Value> {
+        let resource = self.kind(api_version, kind);
+        self.sim.get(&resource, Some(ns), name).expect("get")
     }
-}
 
-fn key(plural: &str, ns: Option<&str>, name: &str) -> Key {
-    (plural.into(), ns.map(str::to_owned), name.into())
-}
-
-fn not_found(plural: &str, name: &str) -> ApiError {
-    ApiError::api(404, "NotFound", format!("{plural} \"{name}\" not found"))
-}
-
-fn spec_of(v: &Value) -> Value {
-    let mut v = v.clone();
-    if let Some(o) = v.as_object_mut() {
-        o.remove("metadata");
-        o.remove("status");
-    }
-    v
-}
-
-impl State {
-    /// Sets resourceVersion, uid, creationTimestamp, generation and managedFields.
-    fn stamp(&mut self, old: Option<&Value>, mut new: Value, manager: &str) -> Value {
-        self.rv += 1;
-        let rv = self.rv.to_string();
-        let (uid, created, generation) = match old {
-            Some(old) => (
-                old.pointer("/metadata/uid").cloned().unwrap_or(Value::Null),
-                old.pointer("/metadata/creationTimestamp")
-                    .cloned()
-                    .unwrap_or(Value::Null),
-                old.pointer("/metadata/generation")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(1)
-                    + i64::from(spec_of(old) != spec_of(&new)),
-            ),
-            None => {
-                self.uid += 1;
-                (
-                    json!(format!("uid-{}", self.uid)),
-                    json!("2024-01-01T00:00:00Z"),
-                    1,
-                )
-            }
+    /// Creates `object` as another client would (field manager [`OTHER_MANAGER`]); returns it
+    /// as stored.
+    pub fn put(&self, object: Value) -> Value {
+        let options = CreateOptions {
+            dry_run: false,
+            field_manager: Some(OTHER_MANAGER.into()),
         };
-        if let Some(meta) = new.get_mut("metadata").and_then(Value::as_object_mut) {
-            meta.insert("resourceVersion".into(), json!(rv));
-            meta.insert("uid".into(), uid);
-            meta.insert("creationTimestamp".into(), created);
-            meta.insert("generation".into(), json!(generation));
-            meta.insert(
-                "managedFields".into(),
-                json!([{"manager": manager, "operation": "Update"}]),
-            );
+        let ns = object["metadata"]["namespace"].as_str();
+        self.sim
+            .create(&self.kind_of(&object), ns, &object, &options)
+            .unwrap_or_else(|e| panic!("create {object}: {e:?}"))
+    }
+
+    /// Changes a stored object by a JSON merge patch, as another client would; returns it as
+    /// stored.
+    pub fn edit(&self, api_version: &str, kind: &str, ns: &str, name: &str, patch: Value) -> Value {
+        let resource = self.kind(api_version, kind);
+        let options = PatchOptions {
+            field_manager: Some(OTHER_MANAGER.into()),
+            ..PatchOptions::default()
+        };
+        self.sim
+            .patch(
+                &resource,
+                Some(ns),
+                name,
+                PatchType::JsonMerge,
+                &patch,
+                &options,
+            )
+            .unwrap_or_else(|e| panic!("patch {name} with {patch}: {e:?}"))
+    }
+
+    /// Deletes a stored object, as another client would.
+    pub fn remove(&self, api_version: &str, kind: &str, ns: &str, name: &str) {
+        let resource = self.kind(api_version, kind);
+        self.sim
+            .delete(&resource, Some(ns), name, &DeleteOptions::default())
+            .unwrap_or_else(|e| panic!("delete {name}: {e:?}"));
+    }
+
+    /// Applies `object` as another client would (server-side apply with field manager
+    /// `manager`, forced: it takes the fields it sets over).
+    pub fn apply_as(&self, manager: &str, object: Value) {
+        let options = PatchOptions {
+            dry_run: false,
+            field_manager: Some(manager.into()),
+            force: true,
+        };
+        let meta = &object["metadata"];
+        let (ns, name) = (meta["namespace"].as_str(), meta["name"].as_str());
+        self.sim
+            .patch(
+                &self.kind_of(&object),
+                ns,
+                name.expect("name"),
+                PatchType::Apply,
+                &object,
+                &options,
+            )
+            .unwrap_or_else(|e| panic!("apply {object}: {e:?}"));
+    }
+
+    /// Installs the CRD of a namespaced `kind` at `group`/`version` that keeps any fields.
+    pub fn install_crd(&self, group: &str, version: &str, kind: &str, plural: &str) {
+        self.put(json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.{group}")},
+            "spec": {"group": group, "scope": "Namespaced",
+                "names": {"kind": kind, "plural": plural, "singular": kind.to_lowercase()},
+                "versions": [{"name": version, "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object",
+                        "x-kubernetes-preserve-unknown-fields": true}}}]}
+        }));
+    }
+
+    /// A host whose every sleep steps this cluster's controllers.
+    pub fn host(&self) -> FakeHost {
+        FakeHost {
+            logs: RefCell::default(),
+            progress: RefCell::default(),
+            slept: RefCell::default(),
+            sim: self.sim.clone(),
+            on_progress: RefCell::new(Box::new(|_| {})),
+            on_sleep: RefCell::new(Box::new(|_| {})),
         }
-        new
+    }
+
+    fn logged(&self, request: Request) {
+        self.record.borrow_mut().log.push(request);
+    }
+
+    /// The first injected failure for one of `verbs`, taken from the queue.
+    fn fail(&self, verbs: &[Verb]) -> Result<(), ApiError> {
+        let mut record = self.record.borrow_mut();
+        let at = record.failures.iter().position(|(v, _)| verbs.contains(v));
+        match at.and_then(|at| record.failures.remove(at)) {
+            Some((_, err)) => Err(err),
+            None => Ok(()),
+        }
     }
 }
 
-impl Cluster for FakeCluster {
-    type Watch = FakeStream;
+impl Cluster for TestCluster {
+    type Watch = TestWatch;
 
     fn resolve(&self, api_version: &str, kind: &str) -> Result<ApiResource, ApiError> {
-        self.0
-            .borrow_mut()
-            .log
-            .push(Request::Resolve(format!("{api_version}/{kind}")));
+        self.logged(Request::Resolve(format!("{api_version}/{kind}")));
         self.fail(&[Verb::Resolve])?;
-        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-        self.0
-            .borrow()
-            .kinds
-            .iter()
-            .find(|a| a.group == group && a.version == version && a.kind == kind)
-            .cloned()
-            .ok_or_else(|| {
-                ApiError::api(404, "NotFound", format!("no kind {kind} in {api_version}"))
-            })
+        self.sim.resolve(api_version, kind)
     }
 
     fn get(
         &self,
-        r: &ApiResource,
-        ns: Option<&str>,
+        resource: &ApiResource,
+        namespace: Option<&str>,
         name: &str,
     ) -> Result<Option<Value>, ApiError> {
-        self.0.borrow_mut().log.push(Request::Get(name.into()));
+        self.logged(Request::Get(name.into()));
         self.fail(&[Verb::Get])?;
-        Ok(self.object(&r.plural, ns, name))
+        self.sim.get(resource, namespace, name)
     }
 
     fn create(
         &self,
-        r: &ApiResource,
-        ns: Option<&str>,
+        resource: &ApiResource,
+        namespace: Option<&str>,
         object: &Value,
-        o: &CreateOptions,
+        options: &CreateOptions,
     ) -> Result<Value, ApiError> {
-        let name = object
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
-        self.0.borrow_mut().log.push(Request::Create {
-            name: name.clone(),
-            dry_run: o.dry_run,
+        let name = object.pointer("/metadata/name").and_then(Value::as_str);
+        self.logged(Request::Create {
+            name: name.unwrap_or_default().into(),
+            dry_run: options.dry_run,
             body: object.clone(),
-            field_manager: o.field_manager.clone(),
+            field_manager: options.field_manager.clone(),
         });
         self.fail(&[Verb::Create])?;
-        let k = key(&r.plural, ns, &name);
-        let mut state = self.0.borrow_mut();
-        if state.objects.contains_key(&k) {
-            return Err(ApiError::api(
-                409,
-                "AlreadyExists",
-                format!("{} \"{name}\" already exists", r.plural),
-            ));
-        }
-        let manager = o.field_manager.clone().unwrap_or_default();
-        let stored = state.stamp(None, object.clone(), &manager);
-        if !o.dry_run {
-            state.objects.insert(k, stored.clone());
-        } else {
-            state.rv -= 1;
-        }
-        Ok(stored)
+        self.sim.create(resource, namespace, object, options)
     }
 
     fn patch(
         &self,
-        r: &ApiResource,
-        ns: Option<&str>,
+        resource: &ApiResource,
+        namespace: Option<&str>,
         name: &str,
         patch_type: PatchType,
         body: &Value,
-        o: &PatchOptions,
+        options: &PatchOptions,
     ) -> Result<Value, ApiError> {
-        self.0.borrow_mut().log.push(Request::Patch {
+        self.logged(Request::Patch {
             name: name.into(),
             patch_type,
             body: body.clone(),
-            options: o.clone(),
+            options: options.clone(),
         });
         self.fail(&[Verb::Patch])?;
-        if !o.dry_run {
+        if !options.dry_run {
             self.fail(&[Verb::RealPatch])?;
         }
-        let k = key(&r.plural, ns, name);
-        let mut state = self.0.borrow_mut();
-        let live = state.objects.get(&k).cloned();
-        let api_version = if r.group.is_empty() {
-            r.version.clone()
-        } else {
-            format!("{}/{}", r.group, r.version)
-        };
-        let schema = strategic::schema_for(&api_version, &r.kind);
-        let unsupported = |what: &str| {
-            ApiError::api(
-                415,
-                "UnsupportedMediaType",
-                format!("{what} is not supported for {}", r.kind),
-            )
-        };
-        let merged = match live.as_ref() {
-            None if patch_type == PatchType::Apply => body.clone(),
-            None => return Err(not_found(&r.plural, name)),
-            Some(live) => match (patch_type, schema) {
-                (PatchType::JsonMerge, _) | (PatchType::Apply, None) => {
-                    let mut out = live.clone();
-                    merge::json::apply(&mut out, body);
-                    out
-                }
-                (PatchType::StrategicMerge | PatchType::Apply, Some(schema)) => {
-                    strategic::apply(live, body, schema)
-                        .map_err(|e| ApiError::api(422, "Invalid", e.to_string()))?
-                }
-                (PatchType::StrategicMerge, None) => {
-                    return Err(unsupported("strategic merge patch"));
-                }
-                (PatchType::JsonPatch, _) => return Err(unsupported("json patch")),
-            },
-        };
-        if let (Some(live), Some(want)) = (live.as_ref(), body.pointer("/metadata/resourceVersion"))
-            && live.pointer("/metadata/resourceVersion") != Some(want)
-        {
-            return Err(ApiError::api(
-                409,
-                "Conflict",
-                "the object has been modified; please apply your changes to the latest version and try again",
-            ));
-        }
-        if let Some(live) = live.as_ref()
-            && state.enforce_immutable_selector
-            && live.pointer("/spec/selector") != merged.pointer("/spec/selector")
-        {
-            let mut err = ApiError::api(
-                422,
-                "Invalid",
-                format!(
-                    "{} \"{name}\" is invalid: spec.selector: Invalid value: field is immutable",
-                    r.kind
-                ),
-            );
-            err.causes = vec![Cause {
-                field: "spec.selector".into(),
-                reason: "FieldValueInvalid".into(),
-                message: "Invalid value: field is immutable".into(),
-            }];
-            return Err(err);
-        }
-        let manager = o.field_manager.clone().unwrap_or_default();
-        let stored = state.stamp(live.as_ref(), merged, &manager);
-        if o.dry_run {
-            state.rv -= 1;
-            let mut out = stored;
-            if let (Some(meta), Some(live)) = (
-                out.get_mut("metadata").and_then(Value::as_object_mut),
-                live.as_ref(),
-            ) {
-                meta.insert(
-                    "resourceVersion".into(),
-                    live.pointer("/metadata/resourceVersion")
-                        .cloned()
-                        .unwrap_or(Value::Null),
-                );
-            }
-            return Ok(out);
-        }
-        state.objects.insert(k, stored.clone());
-        Ok(stored)
+        self.sim
+            .patch(resource, namespace, name, patch_type, body, options)
     }
 
     fn delete(
         &self,
-        r: &ApiResource,
-        ns: Option<&str>,
+        resource: &ApiResource,
+        namespace: Option<&str>,
         name: &str,
-        o: &DeleteOptions,
+        options: &DeleteOptions,
     ) -> Result<Option<Value>, ApiError> {
-        self.0.borrow_mut().log.push(Request::Delete {
+        self.logged(Request::Delete {
             name: name.into(),
-            options: o.clone(),
+            options: options.clone(),
         });
         self.fail(&[Verb::Delete])?;
-        let k = key(&r.plural, ns, name);
-        let mut state = self.0.borrow_mut();
-        let Some(mut live) = state.objects.get(&k).cloned() else {
-            return Err(not_found(&r.plural, name));
-        };
-        if o.dry_run {
-            return Ok(Some(live));
-        }
-        let has_finalizers = live
-            .pointer("/metadata/finalizers")
-            .and_then(Value::as_array)
-            .is_some_and(|f| !f.is_empty());
-        if has_finalizers {
-            live["metadata"]["deletionTimestamp"] = json!("2024-01-01T00:00:01Z");
-            state.objects.insert(k, live.clone());
-            return Ok(Some(live));
-        }
-        state.objects.remove(&k);
-        Ok(None)
+        self.sim.delete(resource, namespace, name, options)
     }
 
     fn list(
         &self,
-        r: &ApiResource,
-        ns: Option<&str>,
-        _o: &ListOptions,
+        resource: &ApiResource,
+        namespace: Option<&str>,
+        options: &ListOptions,
     ) -> Result<ObjectList, ApiError> {
-        self.0.borrow_mut().log.push(Request::List);
-        let state = self.0.borrow();
-        Ok(ObjectList {
-            items: state
-                .objects
-                .iter()
-                .filter(|((p, n, _), _)| p == &r.plural && (ns.is_none() || n.as_deref() == ns))
-                .map(|(_, v)| v.clone())
-                .collect(),
-            resource_version: state.rv.to_string(),
-            continue_token: None,
-        })
+        self.logged(Request::List(options.clone()));
+        self.sim.list(resource, namespace, options)
     }
 
     fn watch(
         &self,
-        _r: &ApiResource,
-        _ns: Option<&str>,
-        o: &WatchOptions,
-    ) -> Result<FakeStream, ApiError> {
-        self.0.borrow_mut().log.push(Request::Watch(o.clone()));
+        resource: &ApiResource,
+        namespace: Option<&str>,
+        options: &WatchOptions,
+    ) -> Result<TestWatch, ApiError> {
+        self.logged(Request::Watch(options.clone()));
         self.fail(&[Verb::Watch])?;
-        let script = self.0.borrow_mut().watches.pop_front().unwrap_or_default();
-        Ok(FakeStream(script.into()))
+        let stream = self.sim.watch(resource, namespace, options)?;
+        Ok(TestWatch {
+            stream,
+            end: self.record.borrow_mut().stream_ends.pop_front(),
+            delivered: 0,
+        })
     }
 }
 
-/// A scripted watch stream.
-pub struct FakeStream(VecDeque<Result<Option<WatchEvent>, ApiError>>);
+/// A watch stream of the simulator that may end early with an injected error.
+pub struct TestWatch {
+    stream: GuestWatch,
+    end: Option<(usize, ApiError)>,
+    delivered: usize,
+}
 
-impl WatchStream for FakeStream {
+impl WatchStream for TestWatch {
     fn next(&mut self, timeout_ms: u32) -> Result<Option<WatchEvent>, ApiError> {
-        match self.0.pop_front() {
-            Some(item) => item,
-            None => {
-                std::thread::sleep(std::time::Duration::from_millis(u64::from(
-                    timeout_ms.min(5),
-                )));
-                Ok(None)
-            }
+        if let Some((_, err)) = self.end.take_if(|(after, _)| self.delivered >= *after) {
+            return Err(err);
         }
+        let event = self.stream.next(timeout_ms)?;
+        self.delivered += usize::from(event.is_some());
+        Ok(event)
     }
 }
 
-/// A host that records logs, progress and sleeps (without sleeping).
-#[derive(Default)]
+/// What a test runs when the logic reports progress.
+type ProgressHook = Box<dyn FnMut(&Progress)>;
+
+/// What a test runs when the logic sleeps, told how many sleeps there were so far.
+type SleepHook = Box<dyn FnMut(usize)>;
+
+/// A host that records logs, progress and sleeps, made by [`TestCluster::host`]. A sleep
+/// returns at once after one step of the simulated controllers; hooks let a test act (as
+/// another client) when progress is reported or the logic sleeps.
 pub struct FakeHost {
     pub logs: RefCell<Vec<(LogLevel, String)>>,
     pub progress: RefCell<Vec<Progress>>,
     pub slept: RefCell<Vec<u32>>,
+    sim: GuestCluster,
+    on_progress: RefCell<ProgressHook>,
+    on_sleep: RefCell<SleepHook>,
+}
+
+impl FakeHost {
+    /// Calls `hook` with every progress event, after recording it.
+    pub fn on_progress(self, hook: impl FnMut(&Progress) + 'static) -> Self {
+        *self.on_progress.borrow_mut() = Box::new(hook);
+        self
+    }
+
+    /// Calls `hook` with the number of sleeps so far on every sleep, before the controllers
+    /// step.
+    pub fn on_sleep(self, hook: impl FnMut(usize) + 'static) -> Self {
+        *self.on_sleep.borrow_mut() = Box::new(hook);
+        self
+    }
 }
 
 impl HostServices for FakeHost {
     fn log(&self, level: LogLevel, message: &str, _fields: &[(&str, &str)]) {
         self.logs.borrow_mut().push((level, message.into()));
     }
+
     fn progress(&self, event: &Progress) {
         self.progress.borrow_mut().push(event.clone());
+        (self.on_progress.borrow_mut())(event);
     }
+
     fn sleep(&self, ms: u32) {
         self.slept.borrow_mut().push(ms);
+        let sleeps = self.slept.borrow().len();
+        (self.on_sleep.borrow_mut())(sleeps);
+        self.sim.cluster().reconcile();
     }
-}
-
-/// A resource with `id` and `attributes`.
-pub fn resource(id: &str, attributes: Value) -> Resource {
-    Resource {
-        id: id.into(),
-        type_: "Kubernetes".into(),
-        attributes,
-        depends_on: vec!["v1:Namespace:web".into()],
-        extensions: json!({"note": "kept"}),
-    }
-}
-
-/// A ConfigMap resource in namespace `web`.
-pub fn configmap(name: &str, data: Value) -> Resource {
-    resource(
-        &format!("v1:ConfigMap:web:{name}"),
-        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "web"}, "data": data}),
-    )
-}
-
-/// A Deployment resource in namespace `web`.
-pub fn deployment(name: &str, replicas: i64, containers: Value) -> Resource {
-    resource(
-        &format!("apps/v1:Deployment:web:{name}"),
-        json!({
-            "apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": name, "namespace": "web", "labels": {"app": name}},
-            "spec": {
-                "replicas": replicas,
-                "selector": {"matchLabels": {"app": name}},
-                "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": containers}}
-            }
-        }),
-    )
-}
-
-/// A field-manager conflict on `field` with manager `manager`.
-pub fn field_conflict(field: &str, manager: &str) -> ApiError {
-    let mut err = ApiError::api(
-        409,
-        "Conflict",
-        format!("Apply failed with 1 conflict: conflict with \"{manager}\": {field}"),
-    );
-    err.causes = vec![Cause {
-        field: field.into(),
-        reason: "FieldManagerConflict".into(),
-        message: format!("conflict with \"{manager}\""),
-    }];
-    err
 }

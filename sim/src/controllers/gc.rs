@@ -23,7 +23,7 @@ pub fn reconcile(state: &mut State) {
         let Some(object) = state.get(&key) else {
             continue;
         };
-        let owners = lifecycle::owner_uids(object);
+        let owners = meta::owner_uids(object);
         if object["metadata"]["deletionTimestamp"].is_null()
             && !owners.is_empty()
             && owners.iter().all(|o| !state.has_uid(o))

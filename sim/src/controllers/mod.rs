@@ -2,7 +2,7 @@
 //! rollouts, health and watches are observable. A pass looks only at what can have changed: the
 //! garbage collector at terminating objects and owned objects written since, the other
 //! controllers at nothing unless a resource they read changed since their last pass. The server runs passes on a timer and right
-//! after writes; an in-process caller runs them with [`crate::api::Cluster::reconcile`].
+//! after writes; an in-process caller runs them with [`crate::cluster::Cluster::reconcile`].
 
 mod gc;
 mod infra;

@@ -1,5 +1,5 @@
 //! The HTTP surface: health endpoints, the `/admin/*` fault endpoints, bearer-token checks, and
-//! every API path handed to [`crate::api`] (watches streamed by [`super::watch`]).
+//! every API path handed to the [`crate::api::Cluster`] (watches streamed by [`super::watch`]).
 
 use std::sync::Arc;
 
@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use super::{Shared, faults, watch};
-use crate::api::{self, Params, Request, flag};
+use crate::request::{self, Params, Request, flag};
 use crate::status::ApiError;
 
 /// The router serving the whole API on `shared`.
@@ -26,7 +26,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
 }
 
 /// An API answer as an HTTP response, with `Retry-After` for errors that carry one.
-pub fn respond(response: &api::Response) -> Response {
+pub fn respond(response: &request::Response) -> Response {
     let code = StatusCode::from_u16(response.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut out = (code, axum::Json(&response.body)).into_response();
     if let Some(seconds) = response.retry_after()

@@ -41,7 +41,7 @@ pub fn stream(shared: Arc<Shared>, mut watch: Watch) -> Response {
         let mut ticker = tokio::time::interval(BOOKMARK_INTERVAL);
         ticker.tick().await;
         loop {
-            let events = match watch.poll(&shared.cluster) {
+            let events = match watch.poll() {
                 Ok(events) => events,
                 Err(gone) => {
                     let status = serde_json::to_value(gone.to_status()).unwrap_or_default();

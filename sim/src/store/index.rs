@@ -7,8 +7,8 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::Value;
 
-use super::Key;
-use crate::lifecycle;
+use super::key::Key;
+use crate::meta;
 
 /// The facts about one object the index keeps.
 #[derive(PartialEq)]
@@ -22,7 +22,7 @@ impl<'a> Facts<'a> {
     fn of(object: &'a Value) -> Self {
         Self {
             uid: object["metadata"]["uid"].as_str().unwrap_or_default(),
-            owners: lifecycle::owner_uids(object),
+            owners: meta::owner_uids(object),
             terminating: !object["metadata"]["deletionTimestamp"].is_null(),
         }
     }

@@ -4,12 +4,12 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Params, Target, flag, parse_body};
-use crate::cluster::Cluster;
+use super::target::Target;
 use crate::registry::ResourceType;
+use crate::request::{Params, flag, parse_body};
 use crate::ssa::{self, Schema, Writer};
 use crate::status::{ApiError, Subject};
-use crate::store::{Key, State};
+use crate::store::{Key, State, Store};
 use crate::{defaults, lifecycle, meta, validation};
 
 /// Query parameters of a write.
@@ -153,7 +153,7 @@ fn check_object_namespace(target: &Target, object: &mut Value) -> Result<(), Api
 
 /// POST: create an object.
 pub fn create(
-    cluster: &Cluster,
+    store: &Store,
     target: &Target,
     ctx: &WriteContext,
     body: &[u8],
@@ -173,7 +173,7 @@ pub fn create(
         name = format!("{prefix}{}", meta::name_suffix());
         object["metadata"]["name"] = Value::String(name.clone());
     }
-    let mut state = cluster.store.lock();
+    let mut state = store.lock();
     check_namespace(&state, target, &name)?;
     validation::check_name(&target.rt, &name)?;
     let key = Key::new(
@@ -203,7 +203,7 @@ pub fn create(
 
 /// PUT: replace an object (or its status).
 pub fn update(
-    cluster: &Cluster,
+    store: &Store,
     target: &Target,
     ctx: &WriteContext,
     body: &[u8],
@@ -221,7 +221,7 @@ pub fn update(
             )));
         }
     }
-    let mut state = cluster.store.lock();
+    let mut state = store.lock();
     let key = Key::new(
         &target.rt,
         target.namespace.as_deref().unwrap_or_default(),
@@ -245,7 +245,7 @@ pub fn update(
 
 /// PATCH with any of the four patch types.
 pub fn patch(
-    cluster: &Cluster,
+    store: &Store,
     target: &Target,
     ctx: &WriteContext,
     content_type: &str,
@@ -259,11 +259,11 @@ pub fn patch(
     );
     if content_type == "application/apply-patch+yaml" {
         let config = apply_config(target, ctx, body)?;
-        let mut state = cluster.store.lock();
+        let mut state = store.lock();
         let live = state.get(&key).cloned();
         return server_side_apply(&mut state, target, &key, live, ctx, &config);
     }
-    let mut state = cluster.store.lock();
+    let mut state = store.lock();
     let live = state
         .get(&key)
         .cloned()

@@ -2,20 +2,20 @@
 
 use serde_json::{Value, json};
 
-use super::{Params, Target};
-use crate::cluster::Cluster;
+use super::target::Target;
+use crate::request::Params;
 use crate::selectors::{Filter, Selector};
 use crate::status::ApiError;
-use crate::store::Key;
+use crate::store::{Key, Store};
 
 /// GET one object.
-pub fn get(cluster: &Cluster, target: &Target) -> Result<(u16, Value), ApiError> {
+pub fn get(store: &Store, target: &Target) -> Result<(u16, Value), ApiError> {
     let key = Key::new(
         &target.rt,
         target.namespace.as_deref().unwrap_or_default(),
         target.name.as_deref().unwrap_or_default(),
     );
-    let state = cluster.store.lock();
+    let state = store.lock();
     let object = state
         .get(&key)
         .ok_or_else(|| ApiError::not_found(&target.subject()))?;
@@ -31,7 +31,7 @@ pub fn filter(params: &Params) -> Result<Filter, ApiError> {
 }
 
 /// LIST with `labelSelector`, `fieldSelector`, `limit` and `continue`.
-pub fn list(cluster: &Cluster, target: &Target, params: &Params) -> Result<(u16, Value), ApiError> {
+pub fn list(store: &Store, target: &Target, params: &Params) -> Result<(u16, Value), ApiError> {
     let filter = filter(params)?;
     let limit: usize = params
         .get("limit")
@@ -39,7 +39,7 @@ pub fn list(cluster: &Cluster, target: &Target, params: &Params) -> Result<(u16,
         .filter(|l| *l > 0)
         .unwrap_or(usize::MAX);
     let after = params.get("continue").filter(|c| !c.is_empty());
-    let state = cluster.store.lock();
+    let state = store.lock();
     let matching: Vec<(&Key, &Value)> = state
         .list(
             &target.rt.group,

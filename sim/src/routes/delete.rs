@@ -4,13 +4,13 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions;
 use serde_json::{Value, json};
 
 use super::read::filter;
+use super::target::Target;
 use super::write::WriteContext;
-use super::{Params, Target};
-use crate::cluster::Cluster;
 use crate::lifecycle;
 use crate::registry::ResourceType;
+use crate::request::Params;
 use crate::status::ApiError;
-use crate::store::{Key, State};
+use crate::store::{Key, State, Store};
 
 fn options(params: &Params, body: &[u8]) -> Result<DeleteOptions, ApiError> {
     let mut opts: DeleteOptions = if body.iter().all(u8::is_ascii_whitespace) {
@@ -104,7 +104,7 @@ fn returns_deleted_object(rt: &ResourceType) -> bool {
 
 /// DELETE one object.
 pub fn delete(
-    cluster: &Cluster,
+    store: &Store,
     target: &Target,
     ctx: &WriteContext,
     params: &Params,
@@ -121,7 +121,7 @@ pub fn delete(
         target.namespace.as_deref().unwrap_or_default(),
         target.name.as_deref().unwrap_or_default(),
     );
-    let (object, gone) = delete_one(&mut cluster.store.lock(), target, &key, &opts, dry_run)?;
+    let (object, gone) = delete_one(&mut store.lock(), target, &key, &opts, dry_run)?;
     if gone && !returns_deleted_object(&target.rt) {
         let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
             "details": {"name": key.name, "group": target.rt.group, "kind": target.rt.plural,
@@ -136,14 +136,14 @@ pub fn delete(
 
 /// DELETE a collection (with selectors).
 pub fn delete_collection(
-    cluster: &Cluster,
+    store: &Store,
     target: &Target,
     ctx: &WriteContext,
     params: &Params,
 ) -> Result<(u16, Value), ApiError> {
     let opts = options(params, &[])?;
     let filter = filter(params)?;
-    let mut state = cluster.store.lock();
+    let mut state = store.lock();
     let keys: Vec<Key> = state
         .list(
             &target.rt.group,

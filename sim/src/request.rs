@@ -1,0 +1,129 @@
+//! The wire types of the in-process API: a [`Request`] (method, path, query, content type,
+//! body) as an HTTP server would receive it, and the [`Response`] (HTTP code and JSON body) it
+//! gets.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::status::ApiError;
+
+/// Query parameters of a request.
+pub type Params = HashMap<String, String>;
+
+/// Whether a boolean query flag is set (`1`/`true`).
+pub fn flag(params: &Params, name: &str) -> bool {
+    params.get(name).is_some_and(|v| v == "1" || v == "true")
+}
+
+/// One API request, as an HTTP server would receive it.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// `GET`, `POST`, `PUT`, `PATCH` or `DELETE`.
+    pub method: String,
+    /// The path, e.g. `/apis/apps/v1/namespaces/default/deployments/web`.
+    pub path: String,
+    /// Decoded query parameters (`fieldManager`, `dryRun`, `labelSelector`, `watch`, ...).
+    pub params: Params,
+    /// The media type of the body (parameters after `;` are ignored); JSON when empty.
+    pub content_type: String,
+    /// The `Accept` header; `as=Table` asks for server-side table output.
+    pub accept: String,
+    /// The `User-Agent`, whose product name is the default field manager.
+    pub user_agent: String,
+    /// The body: JSON, or YAML for apply patches.
+    pub body: Vec<u8>,
+}
+
+impl Request {
+    /// A request with `method` on `path` and no body.
+    pub fn new(method: &str, path: &str) -> Self {
+        Self {
+            method: method.to_string(),
+            path: path.to_string(),
+            ..Self::default()
+        }
+    }
+
+    /// `GET path`.
+    pub fn get(path: &str) -> Self {
+        Self::new("GET", path)
+    }
+
+    /// `POST path` with a JSON body.
+    pub fn post(path: &str, body: Vec<u8>) -> Self {
+        Self::new("POST", path).body("application/json", body)
+    }
+
+    /// `PUT path` with a JSON body.
+    pub fn put(path: &str, body: Vec<u8>) -> Self {
+        Self::new("PUT", path).body("application/json", body)
+    }
+
+    /// `PATCH path` with a body of patch type `content_type` (`application/merge-patch+json`,
+    /// `application/strategic-merge-patch+json`, `application/json-patch+json` or
+    /// `application/apply-patch+yaml`).
+    pub fn patch(path: &str, content_type: &str, body: Vec<u8>) -> Self {
+        Self::new("PATCH", path).body(content_type, body)
+    }
+
+    /// `DELETE path`.
+    pub fn delete(path: &str) -> Self {
+        Self::new("DELETE", path)
+    }
+
+    /// Adds the query parameter `name=value`.
+    #[must_use]
+    pub fn query(mut self, name: &str, value: &str) -> Self {
+        self.params.insert(name.to_string(), value.to_string());
+        self
+    }
+
+    /// Sets the body and its media type.
+    #[must_use]
+    pub fn body(mut self, content_type: &str, body: Vec<u8>) -> Self {
+        self.content_type = content_type.to_string();
+        self.body = body;
+        self
+    }
+}
+
+/// Parses a request body as JSON, or YAML when it is not JSON.
+///
+/// # Errors
+/// 400 BadRequest when it is neither.
+pub(crate) fn parse_body(body: &[u8]) -> Result<Value, ApiError> {
+    if let Ok(v) = serde_json::from_slice::<Value>(body) {
+        return Ok(v);
+    }
+    let text = std::str::from_utf8(body)
+        .map_err(|e| ApiError::bad_request(format!("body is not UTF-8: {e}")))?;
+    serde_saphyr::from_str::<Value>(text)
+        .map_err(|e| ApiError::bad_request(format!("error decoding request body: {e}")))
+}
+
+/// The answer to a [`Request`]: an HTTP code and a JSON body (the object, a list, a discovery
+/// document, or a `metav1.Status` for errors).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    /// HTTP status code.
+    pub code: u16,
+    /// The JSON body.
+    pub body: Value,
+}
+
+impl Response {
+    /// `Retry-After` seconds of an error (`details.retryAfterSeconds`), if any.
+    pub fn retry_after(&self) -> Option<i64> {
+        self.body["details"]["retryAfterSeconds"].as_i64()
+    }
+}
+
+impl From<ApiError> for Response {
+    fn from(error: ApiError) -> Self {
+        Self {
+            code: error.code,
+            body: serde_json::to_value(error.to_status()).unwrap_or_default(),
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! Routing of API requests: discovery and OpenAPI documents, and every object path to the
+//! read, write and delete handlers (or, for watches, to a [`Watch`] cursor).
+
+mod delete;
+mod read;
+mod target;
+mod write;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::request::{Request, Response, flag};
+use crate::status::ApiError;
+use crate::store::Store;
+use crate::watch::Watch;
+use crate::{discovery, openapi, table};
+use target::Target;
+
+fn ok(body: Value) -> Response {
+    Response { code: 200, body }
+}
+
+enum Route {
+    Version,
+    CoreVersions,
+    Groups,
+    Group(String),
+    Resources(String, String),
+    OpenApi(Vec<String>),
+    Object(Target),
+}
+
+fn not_found() -> ApiError {
+    ApiError::new(
+        404,
+        "NotFound",
+        "the server could not find the requested resource",
+    )
+}
+
+fn parse(store: &Store, path: &str) -> Result<Route, ApiError> {
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let (group, version, rest) = match segs.as_slice() {
+        ["version"] => return Ok(Route::Version),
+        ["api"] => return Ok(Route::CoreVersions),
+        ["apis"] => return Ok(Route::Groups),
+        ["openapi", "v3", rest @ ..] => {
+            return Ok(Route::OpenApi(rest.iter().map(|s| s.to_string()).collect()));
+        }
+        ["api", version, rest @ ..] => ("", *version, rest),
+        ["apis", group] => return Ok(Route::Group((*group).to_string())),
+        ["apis", group, version, rest @ ..] => (*group, *version, rest),
+        _ => return Err(not_found()),
+    };
+    if rest.is_empty() {
+        return Ok(Route::Resources(group.to_string(), version.to_string()));
+    }
+    let (namespace, rest) = match rest {
+        ["namespaces", ns, resource, tail @ ..] if !matches!(*resource, "status" | "finalize") => {
+            (Some((*ns).to_string()), [&[*resource][..], tail].concat())
+        }
+        _ => (None, rest.to_vec()),
+    };
+    let state = store.lock();
+    let rt = state
+        .find_type(group, version, rest[0])
+        .ok_or_else(not_found)?;
+    if namespace.is_some() && !rt.namespaced {
+        return Err(not_found());
+    }
+    let target = Target {
+        rt,
+        namespace,
+        name: rest.get(1).map(|s| (*s).to_string()),
+        subresource: rest.get(2).map(|s| (*s).to_string()),
+    };
+    if rest.len() > 3
+        || target
+            .subresource
+            .as_deref()
+            .is_some_and(|s| !matches!(s, "status" | "scale" | "finalize"))
+    {
+        return Err(not_found());
+    }
+    Ok(Route::Object(target))
+}
+
+/// Serves `request` on `store` (anything but `watch=1`, which is [`watch`]'s), reporting
+/// `address` in `/api` discovery.
+pub(crate) fn handle(store: &Store, address: &str, request: &Request) -> Response {
+    route(store, address, request).unwrap_or_else(Response::from)
+}
+
+fn route(store: &Store, address: &str, request: &Request) -> Result<Response, ApiError> {
+    let target = match parse(store, &request.path)? {
+        Route::Version => return Ok(ok(discovery::version())),
+        Route::CoreVersions => return Ok(ok(discovery::core_versions(address))),
+        Route::Groups => return Ok(ok(discovery::groups(&store.lock()))),
+        Route::Group(group) => {
+            let doc = discovery::group(&store.lock(), &group);
+            return doc.map(ok).ok_or_else(not_found);
+        }
+        Route::Resources(group, version) => {
+            let doc = discovery::resources(&store.lock(), &group, &version);
+            return doc.map(ok).ok_or_else(not_found);
+        }
+        Route::OpenApi(rest) => {
+            let state = store.lock();
+            let doc = match rest.as_slice() {
+                [] => Some(openapi::index(&state)),
+                [root, rest @ ..] => openapi::group_version(&state, root, &rest.join("/")),
+            };
+            return doc.map(ok).ok_or_else(not_found);
+        }
+        Route::Object(target) => target,
+    };
+    let ctx = write::WriteContext::new(&request.params, &request.user_agent)?;
+    let params = &request.params;
+    let content_type = request
+        .content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim();
+    let (code, body) = match (request.method.as_str(), target.name.is_some()) {
+        ("GET", false) if flag(params, "watch") => {
+            return Err(ApiError::bad_request(
+                "watch requests are served by Cluster::watch",
+            ));
+        }
+        ("GET", false) => read::list(store, &target, params)?,
+        ("GET", true) => read::get(store, &target)?,
+        ("POST", false) => write::create(store, &target, &ctx, &request.body)?,
+        ("PUT", true) => write::update(store, &target, &ctx, &request.body)?,
+        ("PATCH", true) => {
+            let content_type = if content_type.is_empty() {
+                "application/merge-patch+json"
+            } else {
+                content_type
+            };
+            write::patch(store, &target, &ctx, content_type, &request.body)?
+        }
+        ("DELETE", true) => delete::delete(store, &target, &ctx, params, &request.body)?,
+        ("DELETE", false) => delete::delete_collection(store, &target, &ctx, params)?,
+        (m, _) => return Err(ApiError::method_not_allowed(m)),
+    };
+    let body = if request.method == "GET" && table::wanted(&request.accept) {
+        table::convert(&target.rt, &body)
+    } else {
+        body
+    };
+    Ok(Response { code, body })
+}
+
+/// Starts the watch `request` asks for on `store` (a `GET` of a collection; `watch=1` is
+/// implied).
+pub(crate) fn watch(store: &Arc<Store>, request: &Request) -> Result<Watch, Response> {
+    let target = match parse(store, &request.path)? {
+        Route::Object(target) if target.name.is_none() && request.method == "GET" => target,
+        _ => return Err(not_found().into()),
+    };
+    let filter = read::filter(&request.params)?;
+    Ok(Watch::start(
+        store,
+        &target.rt,
+        target.namespace.as_deref(),
+        filter,
+        &request.params,
+        table::wanted(&request.accept),
+    )?)
+}
