@@ -1,8 +1,10 @@
 //! Builds the guest components the sandbox tests run: the hostile guests
-//! (`tests/guests`, one component per example) and the organisation-rules
-//! guest (`examples/org-rules`), for `wasm32-wasip2` in release mode, into
-//! their own target directory (`<target>/krt-test-guests`), and writes their
-//! paths as constants to `$OUT_DIR/guests.rs`.
+//! (`tests/guests`, one component per example), the middleware of the chain
+//! tests and benchmark (`tests/middleware`, one per example) and the
+//! organisation-rules middleware (`examples/org-rules`), for `wasm32-wasip2`
+//! in release mode, into their own target directory
+//! (`<target>/krt-test-guests`), and writes their paths as constants to
+//! `$OUT_DIR/guests.rs`.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -12,6 +14,9 @@ const HOSTILE: &[&str] = &[
     "spin", "hog", "recurse", "huge", "chatty", "busy", "rogue", "midtrap", "liar", "sockets",
     "unknown", "v2", "sleepy",
 ];
+
+/// The middleware of the chain tests, one example each.
+const MIDDLEWARE: &[&str] = &["passthrough", "lookup", "spinner", "tagger"];
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
@@ -23,6 +28,7 @@ fn main() {
         workspace,
         &[
             "tests/guests",
+            "tests/middleware",
             "examples/org-rules",
             "guest/src",
             "guest/Cargo.toml",
@@ -38,6 +44,8 @@ fn main() {
             "-p",
             "krt-test-guests",
             "-p",
+            "krt-test-middleware",
+            "-p",
             "org-rules",
             "--lib",
             "--examples",
@@ -45,6 +53,7 @@ fn main() {
     );
     let mut files: Vec<String> = HOSTILE
         .iter()
+        .chain(MIDDLEWARE)
         .map(|name| format!("examples/{name}.wasm"))
         .collect();
     files.push("org_rules.wasm".into());
@@ -53,7 +62,11 @@ fn main() {
         .outputs(false, &files)
         .unwrap_or_else(|e| panic!("building the test guest components failed: {e}"));
     let mut consts = String::new();
-    let names = HOSTILE.iter().copied().chain(["org-rules"]);
+    let names = HOSTILE
+        .iter()
+        .chain(MIDDLEWARE)
+        .copied()
+        .chain(["org-rules"]);
     for (name, path) in names.zip(paths) {
         writeln!(
             consts,

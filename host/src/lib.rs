@@ -38,6 +38,6 @@ pub use krt_guest::model;
 pub use krt_stack::{Event, EventSink, Runtime};
 pub use native::NativeRuntime;
 pub use policy::Policy;
-pub use runtime::{ComponentRuntime, RuntimeStats};
+pub use runtime::{ChainBuilder, ComponentRuntime, Middleware, RuntimeStats};
 pub use secret_state::KubernetesBackend;
 pub use state::Limits;

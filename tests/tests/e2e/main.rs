@@ -1,5 +1,6 @@
 //! End-to-end tests of krt across the wasm boundary, against `krt-sim`:
-//! the `krt` binary (`cli`) and the Rust `Runtime` API (`runtime_api`).
+//! the `krt` binary (`cli`) and the Rust `Runtime` API (`runtime_api`), and
+//! middleware chains in front of the runtime (`middleware`).
 
 mod apply_semantics;
 mod auth;
@@ -11,6 +12,7 @@ mod cli_stack;
 mod conformance;
 mod faults;
 mod kubeconfig;
+mod middleware;
 mod real_cluster;
 mod retries;
 mod runtime_api;
