@@ -737,7 +737,10 @@ impl Bench {
         let runtimes = [chain(0).await, chain(1).await, chain(3).await];
         let web = resource(deployment("chained"));
         let apply = ApplyOptions::default();
-        assert_eq!(runtimes[0].apply(None, Some(&web), &apply).await.status, None);
+        assert_eq!(
+            runtimes[0].apply(None, Some(&web), &apply).await.status,
+            None
+        );
         let mut samples = vec![Vec::new(); runtimes.len()];
         for round in 0..ROUNDS + 20 {
             for (rt, samples) in runtimes.iter().zip(&mut samples) {

@@ -289,8 +289,9 @@ mod tests {
             cli.global.middleware_policies,
             [("inner".to_string(), PathBuf::from("grant.yaml"))]
         );
-        let err = Cli::try_parse_from(["krt", "--middleware-policy", "grant.yaml", "state", "list"])
-            .unwrap_err();
+        let err =
+            Cli::try_parse_from(["krt", "--middleware-policy", "grant.yaml", "state", "list"])
+                .unwrap_err();
         assert!(err.to_string().contains("expected NAME=FILE"), "{err}");
     }
 }

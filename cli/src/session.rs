@@ -87,8 +87,10 @@ pub async fn open(
         .build(connected.cluster.clone(), &engine)
         .await
         .with_context(|| match (&global.component, global.middleware.is_empty()) {
-            (_, false) => "failed to load the chain (the --middleware components, then the runtime)"
-                .to_owned(),
+            (_, false) => {
+                "failed to load the chain (the --middleware components, then the runtime)"
+                    .to_owned()
+            }
             (Some(p), true) => format!("failed to load the runtime component '{}'", p.display()),
             (None, true) => "failed to load the built-in runtime component".to_owned(),
         })?;

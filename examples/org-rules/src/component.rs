@@ -10,8 +10,14 @@ wit_bindgen::generate!({ path: "../../wit", world: "middleware", merge_structura
 struct OrgRules;
 
 impl Guest for OrgRules {
-    fn apply(prior: Option<Resource>, plan: Option<Resource>, options: ApplyOptions) -> ApplyResponse {
-        let object = plan.as_ref().map(|p| (p.id.as_str(), serde_json::from_str(&p.attributes)));
+    fn apply(
+        prior: Option<Resource>,
+        plan: Option<Resource>,
+        options: ApplyOptions,
+    ) -> ApplyResponse {
+        let object = plan
+            .as_ref()
+            .map(|p| (p.id.as_str(), serde_json::from_str(&p.attributes)));
         let Some(refusal) = (match object {
             Some((id, Ok(object))) => crate::rules::check(id, &object),
             _ => None, // no plan (a delete), or attributes the runtime will refuse
@@ -19,7 +25,11 @@ impl Guest for OrgRules {
             return next::apply(prior.as_ref(), plan.as_ref(), &options);
         };
         let causes = refusal.causes.into_iter();
-        let causes = causes.map(|c| Cause { field: c.field, reason: c.reason, message: c.message });
+        let causes = causes.map(|c| Cause {
+            field: c.field,
+            reason: c.reason,
+            message: c.message,
+        });
         let status = Status {
             kind: StatusKind::Error,
             code: StatusCode::IllegalManifest,
@@ -29,7 +39,13 @@ impl Guest for OrgRules {
             causes: causes.collect(),
             retry_after_ms: None,
         };
-        ApplyResponse { resource: None, live: None, action: Action::Unchanged, status: Some(status), retries: 0 }
+        ApplyResponse {
+            resource: None,
+            live: None,
+            action: Action::Unchanged,
+            status: Some(status),
+            retries: 0,
+        }
     }
     fn read(prior: Option<Resource>, plan: Option<Resource>, options: ReadOptions) -> ReadResponse {
         next::read(prior.as_ref(), plan.as_ref(), &options)

@@ -58,7 +58,6 @@ impl<'a> Call<'a> {
     }
 }
 
-
 fn api_version(group: &str, version: &str) -> String {
     if group.is_empty() {
         version.to_string()

@@ -23,18 +23,37 @@ fn refused(e: k8s::ApiError) -> ApplyResponse {
     let policy = matches!(e.source, k8s::ErrorSource::Policy);
     let status = Status {
         kind: StatusKind::Error,
-        code: if policy { StatusCode::PermissionDenied } else { StatusCode::Unknown },
-        reason: if policy { "PolicyDenied" } else { "LookupFailed" }.into(),
+        code: if policy {
+            StatusCode::PermissionDenied
+        } else {
+            StatusCode::Unknown
+        },
+        reason: if policy {
+            "PolicyDenied"
+        } else {
+            "LookupFailed"
+        }
+        .into(),
         message: e.message,
         retryable: false,
         causes: Vec::new(),
         retry_after_ms: None,
     };
-    ApplyResponse { resource: None, live: None, action: Action::Unchanged, status: Some(status), retries: 0 }
+    ApplyResponse {
+        resource: None,
+        live: None,
+        action: Action::Unchanged,
+        status: Some(status),
+        retries: 0,
+    }
 }
 
 impl Guest for Lookup {
-    fn apply(prior: Option<Resource>, plan: Option<Resource>, options: ApplyOptions) -> ApplyResponse {
+    fn apply(
+        prior: Option<Resource>,
+        plan: Option<Resource>,
+        options: ApplyOptions,
+    ) -> ApplyResponse {
         let Some(mut plan) = plan else {
             return next::apply(prior.as_ref(), None, &options);
         };

@@ -13,7 +13,11 @@ wit_bindgen::generate!({
 struct Passthrough;
 
 impl Guest for Passthrough {
-    fn apply(prior: Option<Resource>, plan: Option<Resource>, options: ApplyOptions) -> ApplyResponse {
+    fn apply(
+        prior: Option<Resource>,
+        plan: Option<Resource>,
+        options: ApplyOptions,
+    ) -> ApplyResponse {
         next::apply(prior.as_ref(), plan.as_ref(), &options)
     }
 

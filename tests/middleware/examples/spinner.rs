@@ -15,7 +15,11 @@ wit_bindgen::generate!({
 struct Spinner;
 
 impl Guest for Spinner {
-    fn apply(prior: Option<Resource>, plan: Option<Resource>, options: ApplyOptions) -> ApplyResponse {
+    fn apply(
+        prior: Option<Resource>,
+        plan: Option<Resource>,
+        options: ApplyOptions,
+    ) -> ApplyResponse {
         let mut n: u64 = 0;
         while std::hint::black_box(n) != u64::MAX {
             n = n.wrapping_add(1);

@@ -96,18 +96,31 @@ async fn a_call_goes_through_every_link_then_the_runtime() {
     assert_eq!(rt.stats().instances - before, 3);
     // The tagger changed the plan it handed on; the runtime applied that.
     let live = live_configmap(&cluster, "through").await;
-    assert_eq!(live["metadata"]["annotations"]["team"], "platform", "{live}");
+    assert_eq!(
+        live["metadata"]["annotations"]["team"], "platform",
+        "{live}"
+    );
     let applied = response.resource.expect("the applied object comes back");
-    assert_eq!(applied.attributes["metadata"]["annotations"]["team"], "platform");
+    assert_eq!(
+        applied.attributes["metadata"]["annotations"]["team"],
+        "platform"
+    );
 
     // Reads, deletes and watches pass through too.
     let read = rt
-        .read(None, Some(&configmap("default", "through", json!({}))), &Default::default())
+        .read(
+            None,
+            Some(&configmap("default", "through", json!({}))),
+            &Default::default(),
+        )
         .await;
     assert_eq!(read.status, None, "{read:?}");
     assert!(read.resource.is_some());
     let gone = rt
-        .delete(&configmap("default", "through", json!({})), &DeleteRequest::default())
+        .delete(
+            &configmap("default", "through", json!({})),
+            &DeleteRequest::default(),
+        )
         .await;
     assert_eq!(gone, None);
     assert!(configmaps(&cluster, "default").await.is_empty());
@@ -230,7 +243,11 @@ async fn a_trap_or_limit_in_a_link_names_it_and_the_runtime_is_not_called() {
             && message.contains("runtime.apply"),
         "{message}"
     );
-    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
     assert!(configmaps(&cluster, "default").await.is_empty());
 
     // A panic before the next link: the object the delete was about stays.
@@ -247,7 +264,9 @@ async fn a_trap_or_limit_in_a_link_names_it_and_the_runtime_is_not_called() {
         "{status:?}"
     );
     assert!(
-        status.message.contains("middleware `spinner` (link 2 of 3)")
+        status
+            .message
+            .contains("middleware `spinner` (link 2 of 3)")
             && status.message.contains("refuses to delete anything"),
         "{}",
         status.message
@@ -281,7 +300,10 @@ async fn reload_swaps_one_link_and_refuses_the_wrong_kind_of_component() {
         .reload_middleware(1, &ComponentSource::Default)
         .await
         .unwrap_err();
-    assert!(matches!(not_a_middleware, Error::NotAMiddleware { .. }), "{not_a_middleware}");
+    assert!(
+        matches!(not_a_middleware, Error::NotAMiddleware { .. }),
+        "{not_a_middleware}"
+    );
     let not_a_runtime = rt
         .reload(&ComponentSource::File(guests::PASSTHROUGH.into()))
         .await
@@ -294,7 +316,10 @@ async fn reload_swaps_one_link_and_refuses_the_wrong_kind_of_component() {
         .reload_middleware(2, &ComponentSource::File(guests::PASSTHROUGH.into()))
         .await
         .unwrap_err();
-    assert_eq!(missing.to_string(), "the chain has no middleware 2 (it has 1)");
+    assert_eq!(
+        missing.to_string(),
+        "the chain has no middleware 2 (it has 1)"
+    );
     // The refused reloads changed nothing.
     let response = apply(&rt, &configmap("default", "third", json!({}))).await;
     assert_eq!(response.status, None, "{response:?}");
@@ -312,8 +337,14 @@ async fn logic_calls_pass_through_middleware_that_do_not_export_logic() {
     let before = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "1"}});
     let after = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "2"}});
     let instances = rt.stats().instances;
-    let diff = rt.diff(Some(&before), Some(&after), &[]).await.expect("diff");
-    assert_eq!(diff, krt_guest::diff::diff(Some(&before), Some(&after), &[]));
+    let diff = rt
+        .diff(Some(&before), Some(&after), &[])
+        .await
+        .expect("diff");
+    assert_eq!(
+        diff,
+        krt_guest::diff::diff(Some(&before), Some(&after), &[])
+    );
     assert_eq!(diff.changes[0].path, "data.k");
     let drift = rt.drift(&before, Some(&after), &[]).await.expect("drift");
     assert_eq!(drift.changes.len(), 1);
@@ -359,7 +390,10 @@ async fn components_built_against_0_1_0_still_load() {
     };
     let old = |bytes: &[u8]| {
         let relabelled = as_0_1_0(bytes);
-        assert_ne!(relabelled, bytes, "the component names kusion:runtime interfaces");
+        assert_ne!(
+            relabelled, bytes,
+            "the component names kusion:runtime interfaces"
+        );
         ComponentSource::Bytes(relabelled.into())
     };
     let load = async |source: ComponentSource| {
@@ -400,10 +434,19 @@ async fn components_built_against_0_1_0_still_load() {
         .await
         .err()
         .expect("refused");
-    assert!(sockets.to_string().contains("`wasi:sockets/tcp@0.2.6`"), "{sockets}");
+    assert!(
+        sockets.to_string().contains("`wasi:sockets/tcp@0.2.6`"),
+        "{sockets}"
+    );
     let unknown = std::fs::read(guests::UNKNOWN).unwrap();
-    let unknown = load(ComponentSource::Bytes(unknown.into())).await.err().expect("refused");
-    assert!(unknown.to_string().contains("`evil:exfil/send@1.0.0`"), "{unknown}");
+    let unknown = load(ComponentSource::Bytes(unknown.into()))
+        .await
+        .err()
+        .expect("refused");
+    assert!(
+        unknown.to_string().contains("`evil:exfil/send@1.0.0`"),
+        "{unknown}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -413,7 +456,12 @@ async fn the_cli_runs_a_chain_and_names_the_grant_a_refused_middleware_needs() {
     let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: default\n  \
               labels: {app.kubernetes.io/name: app, team: a}\ndata: {k: v}\n";
     // Refused: the lookup middleware asks for a read it was not granted.
-    let args = ["--middleware", guests::ORG_RULES, "--middleware", guests::LOOKUP];
+    let args = [
+        "--middleware",
+        guests::ORG_RULES,
+        "--middleware",
+        guests::LOOKUP,
+    ];
     let run = krt(
         &cluster.kubeconfig,
         &[&args[..], &["apply", "--yes", "-f", "-"]].concat(),
@@ -431,7 +479,11 @@ async fn the_cli_runs_a_chain_and_names_the_grant_a_refused_middleware_needs() {
 
     // Granted, the chain applies; org-rules still refuses a plan without labels.
     let grant = dir.join("lookup-policy.yaml");
-    std::fs::write(&grant, "namespaces: [default]\nkinds: [ConfigMap]\nverbs: [get]\n").unwrap();
+    std::fs::write(
+        &grant,
+        "namespaces: [default]\nkinds: [ConfigMap]\nverbs: [get]\n",
+    )
+    .unwrap();
     let granted = format!("lookup={}", grant.display());
     let chain = [&args[..], &["--middleware-policy", granted.as_str()]].concat();
     let run = krt(
@@ -442,7 +494,10 @@ async fn the_cli_runs_a_chain_and_names_the_grant_a_refused_middleware_needs() {
     .await;
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let live = live_configmap(&cluster, "app").await;
-    assert_eq!(live["metadata"]["annotations"]["krt.dev/org-settings"], "absent");
+    assert_eq!(
+        live["metadata"]["annotations"]["krt.dev/org-settings"],
+        "absent"
+    );
 
     let sloppy = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: sloppy, namespace: default}\n";
     let run = krt(
@@ -453,13 +508,20 @@ async fn the_cli_runs_a_chain_and_names_the_grant_a_refused_middleware_needs() {
     .await;
     let output = format!("{}{}", run.stdout, run.stderr);
     assert_eq!(run.code, 1, "{output}");
-    assert!(output.contains("breaks the organisation's rules"), "{output}");
+    assert!(
+        output.contains("breaks the organisation's rules"),
+        "{output}"
+    );
     assert_eq!(configmaps(&cluster, "default").await, ["app"]);
 
     // A grant for a middleware the chain does not have is a usage error.
     let run = krt(
         &cluster.kubeconfig,
-        &[&args[..], &["--middleware-policy", "nope=x.yaml", "preview", "-f", "-"]].concat(),
+        &[
+            &args[..],
+            &["--middleware-policy", "nope=x.yaml", "preview", "-f", "-"],
+        ]
+        .concat(),
         Some(cm),
     )
     .await;
@@ -492,9 +554,38 @@ fn js_labels() -> Option<&'static PathBuf> {
                 "examples/js-labels/build.sh failed:\n{}",
                 String::from_utf8_lossy(&build.stderr)
             );
+            warm_cli_cache(&out);
             Some(out)
         })
         .as_ref()
+}
+
+/// Compiles `middleware` into the compile cache the `krt` runs of the tests share, with no
+/// time limit: the JS engine inside is 12 MB, which a debug `krt` on a loaded machine may take
+/// longer to compile than a test's `krt` run is given.
+fn warm_cli_cache(middleware: &Path) {
+    let dir = TempDir::new("warm");
+    std::fs::write(
+        dir.0.join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: warm}\n",
+    )
+    .unwrap();
+    let run = Command::new(crate::support::krt_bin())
+        .args(["--cluster", "sim", "--middleware"])
+        .arg(middleware)
+        .args(["preview", "-f", "cm.yaml"])
+        .current_dir(&dir.0)
+        .env("XDG_CACHE_HOME", cache_dir())
+        .env("HOME", &dir.0)
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("krt runs");
+    assert!(
+        run.status.success(),
+        "krt preview through {}:\n{}",
+        middleware.display(),
+        String::from_utf8_lossy(&run.stderr)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -506,12 +597,24 @@ async fn a_javascript_middleware_labels_plans_and_refuses_load_balancers_in_dev(
     if installed(&["wasm-tools"]) {
         let (imports, exports) = wasmtime_cli::world(labels);
         let v = krt_host::WIT_VERSION;
-        let names = |l: &[&str]| l.iter().map(|i| format!("kusion:runtime/{i}@{v}")).collect::<Vec<_>>();
-        assert_eq!(imports, names(&["host", "runtime", "types"]), "no WASI at all");
+        let names = |l: &[&str]| {
+            l.iter()
+                .map(|i| format!("kusion:runtime/{i}@{v}"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            imports,
+            names(&["host", "runtime", "types"]),
+            "no WASI at all"
+        );
         assert_eq!(exports, names(&["runtime"]));
     }
 
-    let response = apply(&rt, &configmap("default", "app", json!({"team": "payments"}))).await;
+    let response = apply(
+        &rt,
+        &configmap("default", "app", json!({"team": "payments"})),
+    )
+    .await;
     assert_eq!(response.status, None, "{response:?}");
     let labels_of = live_configmap(&cluster, "app").await["metadata"]["labels"].clone();
     assert_eq!(
@@ -527,7 +630,11 @@ async fn a_javascript_middleware_labels_plans_and_refuses_load_balancers_in_dev(
             "spec": {"type": kind, "selector": {"app": name}, "ports": [{"port": 80}]}
         }))
     };
-    let services = async || cluster.names("v1", "Service", "services", Some("dev-a")).await;
+    let services = async || {
+        cluster
+            .names("v1", "Service", "services", Some("dev-a"))
+            .await
+    };
     let response = apply(&rt, &service("public", "LoadBalancer")).await;
     let message = failure(&response, StatusCode::IllegalManifest, "LoadBalancerInDev");
     assert!(message.contains("v1:Service:dev-a:public"), "{message}");
@@ -554,7 +661,10 @@ async fn the_cli_runs_org_rules_and_the_javascript_middleware_in_front_of_the_ru
     .await;
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let live = live_configmap(&cluster, "app").await;
-    assert_eq!(live["metadata"]["labels"]["app.kubernetes.io/managed-by"], "krt");
+    assert_eq!(
+        live["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+        "krt"
+    );
     let run = krt(
         &cluster.kubeconfig,
         &[&chain[..], &["apply", "--yes", "-f", "-"]].concat(),
@@ -565,32 +675,51 @@ async fn the_cli_runs_org_rules_and_the_javascript_middleware_in_front_of_the_ru
     assert_eq!(configmaps(&cluster, "default").await, ["app"]);
 }
 
+/// Runs `wac` with `args`; fails the test unless it succeeds.
+fn wac(args: &[&std::ffi::OsStr]) {
+    let run = wasmtime_cli::tool("wac")
+        .args(args)
+        .output()
+        .expect("wac runs");
+    assert!(
+        run.status.success(),
+        "wac {args:?}: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_middleware_plugged_onto_krts_guest_runs_in_krt_and_under_wasmtime() {
-    let Some(c) = wasmtime_cli::components() else { return };
+    let Some(c) = wasmtime_cli::components() else {
+        return;
+    };
     let dir = TempDir::new("plugged");
     let plugged = dir.0.join("org-rules-guest.wasm");
     let runnable = dir.0.join("org-rules-guest-memcluster.wasm");
-    let plug = |plug: &Path, socket: &Path, out: &Path| {
-        let run = wasmtime_cli::tool("wac")
-            .arg("plug")
-            .arg("--plug")
-            .arg(plug)
-            .arg(socket)
-            .arg("-o")
-            .arg(out)
-            .output()
-            .expect("wac runs");
-        assert!(
-            run.status.success(),
-            "wac plug: {}",
-            String::from_utf8_lossy(&run.stderr)
-        );
-    };
     // org-rules' `runtime` import is krt's guest: one runtime component.
-    plug(&c.guest, Path::new(guests::ORG_RULES), &plugged);
-    // ... whose cluster is, for the wasmtime CLI, the in-memory one.
-    plug(&c.memcluster, &plugged, &runnable);
+    wac(&[
+        "plug".as_ref(),
+        "--plug".as_ref(),
+        c.guest.as_os_str(),
+        guests::ORG_RULES.as_ref(),
+        "-o".as_ref(),
+        plugged.as_os_str(),
+    ]);
+    // For the wasmtime CLI, its cluster is the in-memory one (`wac plug` cannot export `types`
+    // again, which the composition needs, so this step is a script).
+    let memcluster = format!("krt:memcluster={}", c.memcluster.display());
+    let runtime = format!("krt:runtime={}", plugged.display());
+    let script = workspace().join("tests/with-cluster.wac");
+    wac(&[
+        "compose".as_ref(),
+        "--dep".as_ref(),
+        memcluster.as_ref(),
+        "--dep".as_ref(),
+        runtime.as_ref(),
+        "-o".as_ref(),
+        runnable.as_os_str(),
+        script.as_os_str(),
+    ]);
 
     let sloppy = json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "app", "namespace": "default"}, "data": {"k": "v"}});
@@ -609,7 +738,10 @@ async fn a_middleware_plugged_onto_krts_guest_runs_in_krt_and_under_wasmtime() {
         "{printed}"
     );
     let printed = wasmtime_cli::invoke(&runnable, &call(&good));
-    assert!(printed.ends_with("action: create, retries: 0}"), "{printed}");
+    assert!(
+        printed.ends_with("action: create, retries: 0}"),
+        "{printed}"
+    );
 
     // krt loads the plugged component as its runtime.
     let cluster = Cluster::start().await;
@@ -623,7 +755,10 @@ async fn a_middleware_plugged_onto_krts_guest_runs_in_krt_and_under_wasmtime() {
     .await;
     let output = format!("{}{}", run.stdout, run.stderr);
     assert_eq!(run.code, 1, "{output}");
-    assert!(output.contains("breaks the organisation's rules"), "{output}");
+    assert!(
+        output.contains("breaks the organisation's rules"),
+        "{output}"
+    );
     assert!(configmaps(&cluster, "default").await.is_empty());
     let run = krt(
         &cluster.kubeconfig,
@@ -633,4 +768,17 @@ async fn a_middleware_plugged_onto_krts_guest_runs_in_krt_and_under_wasmtime() {
     .await;
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(configmaps(&cluster, "default").await, ["app"]);
+}
+
+#[test]
+fn the_readmes_middleware_examples_are_the_tested_files_and_short() {
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    for file in [
+        "tests/middleware/examples/tagger.rs",
+        "examples/js-labels/labels.js",
+    ] {
+        let text = std::fs::read_to_string(workspace().join(file)).unwrap();
+        assert!(readme.contains(&text), "README.md shows {file} as it is");
+        assert!(text.lines().count() < 40, "{file} is under 40 lines");
+    }
 }

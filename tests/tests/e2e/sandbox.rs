@@ -400,7 +400,10 @@ async fn forbidden_imports_and_other_wit_versions_are_refused_at_load() {
     let v2 = refusal(guests::V2).await;
     assert!(
         v2.contains("built against `kusion:runtime@0.2.0`")
-            && v2.contains(&format!("implements `kusion:runtime@{}`", krt_host::WIT_VERSION)),
+            && v2.contains(&format!(
+                "implements `kusion:runtime@{}`",
+                krt_host::WIT_VERSION
+            )),
         "{v2}"
     );
 }
