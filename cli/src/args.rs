@@ -88,8 +88,9 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub component: Option<PathBuf>,
     /// A middleware component in front of the runtime (repeatable, outermost
-    /// first): every call goes through each middleware, then the runtime. A
-    /// middleware has no cluster access unless --middleware-policy grants it.
+    /// first; give them all on one side of the command name): every call goes
+    /// through each middleware, then the runtime. A middleware has no cluster
+    /// access unless --middleware-policy grants it.
     #[arg(long = "middleware", global = true, value_name = "FILE")]
     pub middleware: Vec<PathBuf>,
     /// Grants the middleware named NAME (its file's stem: `org_rules` for
@@ -268,27 +269,27 @@ mod tests {
 
     #[test]
     fn middleware_flags_keep_their_order_and_split_name_and_file() {
-        let cli = Cli::try_parse_from([
-            "krt",
+        let chain = [
             "--middleware",
             "outer.wasm",
-            "preview",
-            "-f",
-            "x.yaml",
             "--middleware",
             "inner.wasm",
             "--middleware-policy",
             "inner=grant.yaml",
-        ])
-        .expect("parses");
-        assert_eq!(
-            cli.global.middleware,
-            [PathBuf::from("outer.wasm"), PathBuf::from("inner.wasm")]
-        );
-        assert_eq!(
-            cli.global.middleware_policies,
-            [("inner".to_string(), PathBuf::from("grant.yaml"))]
-        );
+        ];
+        let before = [&["krt"][..], &chain, &["preview", "-f", "x.yaml"]].concat();
+        let after = [&["krt", "preview", "-f", "x.yaml"][..], &chain].concat();
+        for args in [before, after] {
+            let cli = Cli::try_parse_from(&args).expect("parses");
+            assert_eq!(
+                cli.global.middleware,
+                [PathBuf::from("outer.wasm"), PathBuf::from("inner.wasm")]
+            );
+            assert_eq!(
+                cli.global.middleware_policies,
+                [("inner".to_string(), PathBuf::from("grant.yaml"))]
+            );
+        }
         let err =
             Cli::try_parse_from(["krt", "--middleware-policy", "grant.yaml", "state", "list"])
                 .unwrap_err();

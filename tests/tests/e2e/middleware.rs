@@ -354,9 +354,10 @@ async fn logic_calls_pass_through_middleware_that_do_not_export_logic() {
     assert_eq!(rt.stats().instances - instances, 3);
 }
 
-/// `component` as if built against `kusion:runtime@0.1.0`: the `kusion:runtime`
-/// interface names relabelled. 0.1.1 only added worlds (no interface changed), so
-/// this is what a 0.1.0 build of the same source is.
+/// `component` as built against `kusion:runtime@0.1.0`: the version of its
+/// `kusion:runtime` interface names put back. 0.1.1 only added worlds (no interface
+/// changed), so nothing else differs: when 0.1.1 was introduced, krt's guest built
+/// against 0.1.1 and relabelled this way was byte for byte the guest built against 0.1.0.
 fn as_0_1_0(component: &[u8]) -> Vec<u8> {
     let (from, to) = (
         format!("@{}", krt_host::WIT_VERSION).into_bytes(),
