@@ -1,5 +1,5 @@
 //! krt's performance, measured side by side in one run against krt-sim and
-//! printed as tables of ratios (`cargo bench -p host --bench krt`, optionally
+//! printed as tables of ratios (`cargo bench -p krt-cli --bench krt`, optionally
 //! followed by `-- boundary throughput startup memory scaling middleware` to pick
 //! sections). Every figure is taken in this run; none is a stored number.
 //!
