@@ -1,6 +1,6 @@
 //! krt's performance, measured side by side in one run against krt-sim and
-//! printed as tables of ratios (`cargo bench -p host --bench krt`, optionally
-//! followed by `-- boundary throughput startup memory scaling` to pick
+//! printed as tables of ratios (`cargo bench -p krt-cli --bench krt`, optionally
+//! followed by `-- boundary throughput startup memory scaling middleware` to pick
 //! sections). Every figure is taken in this run; none is a stored number.
 //!
 //! 1. boundary: the same Runtime calls through `ComponentRuntime` (sandboxed
@@ -12,11 +12,14 @@
 //! 4. memory: peak RSS of `krt apply` (1,000 resources) and the most linear
 //!    memory one guest instance used.
 //! 5. scaling: `krt apply` of 10 to 5,000 ConfigMaps.
+//! 6. middleware: what a chain of 1 and of 3 pass-through middleware adds to
+//!    an apply, against the same runtime with no chain, interleaved.
 
 use futures::{StreamExt, stream};
 use krt_host::model::{ApplyOptions, ReadOptions, Resource, WatchRequest};
 use krt_host::{
-    ComponentRuntime, ComponentSource, EngineOptions, KubeCluster, NativeRuntime, Runtime,
+    ComponentRuntime, ComponentSource, EngineOptions, KubeCluster, Middleware, NativeRuntime,
+    Runtime,
 };
 use krt_sim::SimConfig;
 use krt_testkit::{SimCluster, resource};
@@ -57,6 +60,28 @@ async fn main() {
     }
     if run("scaling") {
         bench.scaling().await;
+    }
+    if run("middleware") {
+        bench.middleware().await;
+    }
+}
+
+/// The pass-through middleware of `tests/middleware`, built as `tests/build.rs`
+/// builds it (in the same target directory, so an up-to-date one is reused).
+fn passthrough_component() -> PathBuf {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace.join("target"));
+    let build = krt_wasm_build::Build::new(
+        workspace,
+        target.join("krt-test-guests"),
+        "release",
+        &["-p", "krt-test-middleware", "--examples"],
+    );
+    match build.outputs(true, &["examples/passthrough.wasm"]) {
+        Ok(mut paths) => paths.remove(0),
+        Err(e) => panic!("building the pass-through middleware failed: {e}"),
     }
 }
 
@@ -644,6 +669,73 @@ impl Bench {
         table(
             "Memory: peak resident set of the krt process",
             &["run", "peak RSS MiB", "goal"],
+            &rows,
+        );
+    }
+
+    async fn middleware(&self) {
+        const ROUNDS: usize = 300;
+        let cluster = start_cluster().await;
+        let options = EngineOptions {
+            cache_dir: Some(self.cache.clone()),
+            ..EngineOptions::default()
+        };
+        let passthrough = passthrough_component();
+        let chain = async |links: usize| {
+            let mut builder = ComponentRuntime::builder(ComponentSource::Default);
+            for i in 0..links {
+                builder = builder.middleware(Middleware::new(
+                    format!("passthrough-{i}"),
+                    ComponentSource::File(passthrough.clone()),
+                ));
+            }
+            builder
+                .build(kube_cluster(&cluster), &options)
+                .await
+                .expect("the chain loads")
+        };
+        let runtimes = [chain(0).await, chain(1).await, chain(3).await];
+        let web = resource(deployment("chained"));
+        let apply = ApplyOptions::default();
+        assert_eq!(
+            runtimes[0].apply(None, Some(&web), &apply).await.status,
+            None
+        );
+        let mut samples = vec![Vec::new(); runtimes.len()];
+        for round in 0..ROUNDS + 20 {
+            for (rt, samples) in runtimes.iter().zip(&mut samples) {
+                let t = Instant::now();
+                let ok = rt.apply(None, Some(&web), &apply).await.status.is_none();
+                let took = t.elapsed();
+                assert!(ok, "apply through the chain failed");
+                if round >= 20 {
+                    samples.push(took);
+                }
+            }
+        }
+        let p50: Vec<Duration> = samples.iter_mut().map(|s| percentile(s, 0.5)).collect();
+        let rows: Vec<Vec<String>> = [0, 1, 3]
+            .iter()
+            .zip(&p50)
+            .map(|(links, p)| {
+                let added = p.as_secs_f64() - p50[0].as_secs_f64();
+                vec![
+                    format!("{links} pass-through middleware"),
+                    micros(*p),
+                    format!("{:+.1}", added * 1e6),
+                    if *links == 0 {
+                        String::new()
+                    } else {
+                        format!("{:.1}", added * 1e6 / *links as f64)
+                    },
+                ]
+            })
+            .collect();
+        table(
+            &format!(
+                "Middleware: p50 of {ROUNDS} interleaved applies of an unchanged Deployment, same simulator"
+            ),
+            &["chain", "apply µs", "added µs", "per link µs"],
             &rows,
         );
     }

@@ -5,9 +5,10 @@ use crate::args::{ClusterArg, GlobalArgs, InputArgs, ModeArg, StateArg, StateOrI
 use crate::output::Printer;
 use anyhow::Context;
 use krt_guest::model::{ApplyMode, Resource};
+use krt_host::policy::Policy;
 use krt_host::{
     ClusterChoice, ComponentRuntime, ComponentSource, ConnectOptions, Connected, EngineOptions,
-    KubernetesBackend, connect,
+    KubernetesBackend, Middleware, connect,
 };
 use krt_stack::state::check_stack_name;
 use krt_stack::{LocalBackend, Stack, State, StateBackend, Targets};
@@ -78,11 +79,20 @@ pub async fn open(
         .limits
         .call_timeout
         .max(watch_timeout + Duration::from_secs(30));
-    let runtime = ComponentRuntime::new(&source, connected.cluster.clone(), &engine)
+    let mut chain = ComponentRuntime::builder(source);
+    for middleware in middleware(global, &engine)? {
+        chain = chain.middleware(middleware);
+    }
+    let runtime = chain
+        .build(connected.cluster.clone(), &engine)
         .await
-        .with_context(|| match &global.component {
-            Some(p) => format!("failed to load the runtime component '{}'", p.display()),
-            None => "failed to load the built-in runtime component".to_owned(),
+        .with_context(|| match (&global.component, global.middleware.is_empty()) {
+            (_, false) => {
+                "failed to load the chain (the --middleware components, then the runtime)"
+                    .to_owned()
+            }
+            (Some(p), true) => format!("failed to load the runtime component '{}'", p.display()),
+            (None, true) => "failed to load the built-in runtime component".to_owned(),
         })?;
     let backend: Box<dyn StateBackend> = match global.state {
         StateArg::Local => Box::new(local_backend(global)),
@@ -113,6 +123,50 @@ pub async fn open(
         backend,
         _connected: connected,
     })
+}
+
+/// The `--middleware` links, outermost first, each named after its file's
+/// stem, with the runtime's limits (so its wall-clock limit covers the
+/// runtime's) and the cluster access `--middleware-policy` grants it: none
+/// without.
+///
+/// # Errors
+/// A `--middleware-policy` naming no middleware, or a policy file that
+/// cannot be read or parsed.
+fn middleware(global: &GlobalArgs, engine: &EngineOptions) -> anyhow::Result<Vec<Middleware>> {
+    let mut links: Vec<Middleware> = global
+        .middleware
+        .iter()
+        .map(|path| Middleware {
+            limits: engine.limits.clone(),
+            ..Middleware::file(path)
+        })
+        .collect();
+    for (name, file) in &global.middleware_policies {
+        let named: Vec<&mut Middleware> = links.iter_mut().filter(|m| &m.name == name).collect();
+        if named.is_empty() {
+            let names: Vec<String> = global
+                .middleware
+                .iter()
+                .map(|p| format!("`{}`", Middleware::file(p).name))
+                .collect();
+            anyhow::bail!(
+                "--middleware-policy {name}={}: no --middleware is named `{name}` (a middleware \
+                 is named after its file's stem; the chain has {})",
+                file.display(),
+                if names.is_empty() {
+                    "none".to_owned()
+                } else {
+                    names.join(", ")
+                }
+            );
+        }
+        let policy = Policy::load(file)?;
+        for m in named {
+            m.policy = policy.clone();
+        }
+    }
+    Ok(links)
 }
 
 /// The runtime's apply mode for `--mode`.

@@ -1,5 +1,6 @@
 //! End-to-end tests of krt across the wasm boundary, against `krt-sim`:
-//! the `krt` binary (`cli`) and the Rust `Runtime` API (`runtime_api`).
+//! the `krt` binary (`cli`) and the Rust `Runtime` API (`runtime_api`), and
+//! middleware chains in front of the runtime (`middleware`).
 
 mod apply_semantics;
 mod auth;
@@ -12,6 +13,7 @@ mod conformance;
 mod faults;
 mod kubeconfig;
 mod logic;
+mod middleware;
 mod real_cluster;
 mod retries;
 mod runtime_api;
