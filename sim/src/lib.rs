@@ -27,6 +27,7 @@
 //! ```
 
 pub mod api;
+mod canonical;
 mod cluster;
 mod controllers;
 mod defaults;
@@ -35,6 +36,7 @@ mod guest_cluster;
 mod lifecycle;
 mod meta;
 mod openapi;
+mod quantity;
 mod registry;
 mod request;
 mod routes;

@@ -10,7 +10,7 @@ use crate::request::{Params, flag, parse_body};
 use crate::ssa::{self, Schema, Writer};
 use crate::status::{ApiError, Subject};
 use crate::store::{Key, State, Store};
-use crate::{defaults, lifecycle, meta, validation};
+use crate::{canonical, defaults, lifecycle, meta, validation};
 
 /// Query parameters of a write.
 pub struct WriteContext {
@@ -522,6 +522,7 @@ fn commit(
         }
     }
     validation::check_types(rt, &object)?;
+    canonical::normalize(rt, &mut object)?;
     defaults::apply(rt, &mut object, live);
     validation::check(rt, live, &object)?;
     if let Some(live) = live
