@@ -157,7 +157,7 @@ pub fn canonical(s: &str, milli: bool) -> Result<String, QuantityError> {
     }
     let parts = split(s)?;
     let (base, exponent, format) = interpret(parts.suffix).ok_or(QuantityError::Suffix)?;
-    let (amount, format, kept) = match fast_path(s, &parts, base, exponent, format)? {
+    let (amount, format, kept) = match fast_path(&parts, exponent, format)? {
         Some(parsed) => parsed,
         None => slow_path(&parts, base, exponent, format)?,
     };
@@ -174,9 +174,7 @@ pub fn canonical(s: &str, milli: bool) -> Result<String, QuantityError> {
 /// apimachinery's int64 fast path: the amount when it fits, and whether the text as sent is
 /// already canonical and kept.
 fn fast_path(
-    s: &str,
     parts: &Parts<'_>,
-    base: u32,
     exponent: i32,
     format: Format,
 ) -> Result<Option<(Amount, Format, bool)>, QuantityError> {
@@ -189,7 +187,6 @@ fn fast_path(
         }
         Format::BinarySi => (0, -1, 1),
     };
-    debug_assert!(base == 2 || format != Format::BinarySi);
     if precision < 0 {
         return Ok(None);
     }

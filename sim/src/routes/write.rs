@@ -523,7 +523,7 @@ fn commit(
     }
     validation::check_types(rt, &object)?;
     canonical::normalize(rt, &mut object)?;
-    defaults::apply(rt, &mut object, live);
+    defaults::apply(rt, &mut object, live, state);
     validation::check(rt, live, &object)?;
     if let Some(live) = live
         && rt.tracks_generation()
