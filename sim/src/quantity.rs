@@ -171,6 +171,30 @@ pub fn canonical(s: &str, milli: bool) -> Result<String, QuantityError> {
     })
 }
 
+/// The exact amount of the quantity `s`.
+fn amount(s: &str) -> Result<Amount, QuantityError> {
+    if s.is_empty() {
+        return Err(QuantityError::Format);
+    }
+    let parts = split(s)?;
+    let (base, exponent, format) = interpret(parts.suffix).ok_or(QuantityError::Suffix)?;
+    Ok(match fast_path(&parts, exponent, format)? {
+        Some((amount, ..)) => amount,
+        None => slow_path(&parts, base, exponent, format)?.0,
+    })
+}
+
+/// How the quantities `a` and `b` compare, when both parse.
+pub fn compare(a: &str, b: &str) -> Option<std::cmp::Ordering> {
+    let (a, b) = (amount(a).ok()?, amount(b).ok()?);
+    Some(match (a.negative, b.negative) {
+        (false, true) => std::cmp::Ordering::Greater,
+        (true, false) => std::cmp::Ordering::Less,
+        (false, false) => compare_magnitude(a, b),
+        (true, true) => compare_magnitude(b, a),
+    })
+}
+
 /// apimachinery's int64 fast path: the amount when it fits, and whether the text as sent is
 /// already canonical and kept.
 fn fast_path(
@@ -405,6 +429,16 @@ mod tests {
         ] {
             assert_eq!(canonical(sent, false).as_deref(), Ok(stored), "{sent}");
         }
+    }
+
+    #[test]
+    fn quantities_compare_by_amount() {
+        use std::cmp::Ordering::*;
+        assert_eq!(compare("1Gi", "1024Mi"), Some(Equal));
+        assert_eq!(compare("500m", "1"), Some(Less));
+        assert_eq!(compare("2", "1500m"), Some(Greater));
+        assert_eq!(compare("-1", "0"), Some(Less));
+        assert_eq!(compare("x", "1"), None);
     }
 
     #[test]
