@@ -231,7 +231,8 @@ async fn server_side_apply_is_idempotent_and_bumps_generation_on_spec_changes() 
         )
         .await
         .0,
-        400
+        422,
+        "kube-apiserver answers an apply without fieldManager with 422 Invalid"
     );
     let yaml =
         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 4\n";

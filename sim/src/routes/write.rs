@@ -74,6 +74,7 @@ enum Ownership {
 
 fn schema_of(rt: &ResourceType) -> Schema {
     Schema::new(&rt.api_version(), &rt.kind, rt.custom)
+        .with_status_subresource(rt.status_subresource)
 }
 
 /// Fills apiVersion/kind and checks they name this resource.
@@ -321,8 +322,18 @@ pub fn patch(
 /// object (done before taking the store's lock).
 fn apply_config(target: &Target, ctx: &WriteContext, body: &[u8]) -> Result<Value, ApiError> {
     if !ctx.explicit_manager {
-        return Err(ApiError::bad_request(
-            "PATCH, application/apply-patch+yaml: fieldManager is required for apply requests",
+        return Err(ApiError::invalid(
+            "PatchOptions",
+            &Subject {
+                group: "meta.k8s.io",
+                resource: "",
+                name: "",
+            },
+            vec![crate::status::cause(
+                "FieldValueRequired",
+                "fieldManager",
+                "Required value: is required for apply patch",
+            )],
         ));
     }
     let mut config = parse_body(body)?;

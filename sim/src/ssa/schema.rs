@@ -44,6 +44,7 @@ pub struct Schema {
     api_version: String,
     kind: String,
     custom: bool,
+    status_subresource: bool,
 }
 
 impl Schema {
@@ -53,6 +54,25 @@ impl Schema {
             api_version: api_version.to_string(),
             kind: kind.to_string(),
             custom,
+            status_subresource: false,
+        }
+    }
+
+    /// The same schema for a kind with a `status` subresource: writes to the main resource
+    /// own no status field, writes to `status` nothing else (the API server's reset fields).
+    #[must_use]
+    pub fn with_status_subresource(mut self, status_subresource: bool) -> Self {
+        self.status_subresource = status_subresource;
+        self
+    }
+
+    /// Whether a write to `subresource` may own `path` (see
+    /// [`Schema::with_status_subresource`]).
+    pub fn owns(&self, subresource: Option<&str>, path: &super::Path) -> bool {
+        let status = path.first() == Some(&super::fieldset::PathElement::Field("status".into()));
+        match subresource {
+            Some("status") => status,
+            _ => !(self.status_subresource && status),
         }
     }
 
@@ -74,7 +94,66 @@ impl Schema {
         !self.custom && names.last() == Some(&"selector") && self.kind != "Service"
     }
 
-    /// Whether the map at `names` is a granular map (its own member besides its keys), like labels.
+    /// Whether the keys of the map at `names` are map keys rather than declared struct fields
+    /// (a `map[string]T` such as labels, or any map of a custom resource, whose schema the
+    /// simulator deduces): server-side apply owns each such key by itself.
+    pub fn has_map_keys(&self, names: &[&str]) -> bool {
+        if self.custom {
+            return names.first() != Some(&"metadata") || self.is_granular_map(names);
+        }
+        self.is_granular_map(names)
+    }
+
+    /// Whether the field at `names` is present in the zero value of the kind's Go type: a
+    /// non-pointer struct (`metadata`, `spec`, `status`, pod templates and their metadata and
+    /// spec, update strategies, ...) or a field serialized even when empty (a PodSpec's
+    /// `containers`).
+    pub fn is_zero_struct(&self, names: &[&str]) -> bool {
+        if matches!(names, ["metadata"]) {
+            return true;
+        }
+        if self.custom {
+            return false;
+        }
+        const TEMPLATE: &[&str] = &[
+            "template",
+            "template.metadata",
+            "template.spec",
+            "template.spec.containers",
+        ];
+        let path = names.join(".");
+        let Some(rest) = path.strip_prefix("spec.") else {
+            return matches!(path.as_str(), "spec" | "status")
+                || (path == "status.loadBalancer"
+                    && matches!(self.kind.as_str(), "Service" | "Ingress"));
+        };
+        let structs: &[&str] = match self.kind.as_str() {
+            "Deployment" => &["strategy"],
+            "StatefulSet" | "DaemonSet" => &["updateStrategy"],
+            "CronJob" => &[
+                "jobTemplate",
+                "jobTemplate.metadata",
+                "jobTemplate.spec",
+                "jobTemplate.spec.template",
+                "jobTemplate.spec.template.metadata",
+                "jobTemplate.spec.template.spec",
+                "jobTemplate.spec.template.spec.containers",
+            ],
+            "Pod" => &["containers"],
+            "PersistentVolumeClaim" => &["resources"],
+            "NetworkPolicy" => &["podSelector"],
+            "HorizontalPodAutoscaler" => &["scaleTargetRef"],
+            "CustomResourceDefinition" => &["names"],
+            _ => &[],
+        };
+        let templated = matches!(
+            self.kind.as_str(),
+            "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet" | "Job"
+        );
+        structs.contains(&rest) || (templated && TEMPLATE.contains(&rest))
+    }
+
+    /// Whether the map at `names` is a granular map (a `map[string]T`), like labels.
     pub fn is_granular_map(&self, names: &[&str]) -> bool {
         let last = names.last().copied().unwrap_or_default();
         matches!(
