@@ -30,6 +30,7 @@ pub mod api;
 mod canonical;
 mod cluster;
 mod controllers;
+mod crd;
 mod defaults;
 mod discovery;
 mod guest_cluster;

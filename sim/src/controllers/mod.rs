@@ -4,6 +4,7 @@
 //! controllers at nothing unless a resource they read changed since their last pass. The server runs passes on a timer and right
 //! after writes; an in-process caller runs them with [`crate::cluster::Cluster::reconcile`].
 
+mod crd_cleanup;
 mod gc;
 mod infra;
 mod workloads;
@@ -13,6 +14,7 @@ use crate::store::State;
 /// One pass of every controller.
 pub fn reconcile(state: &mut State) {
     gc::reconcile(state);
+    crd_cleanup::reconcile(state);
     workloads::reconcile(state);
     infra::reconcile(state);
 }

@@ -72,9 +72,14 @@ enum Ownership {
     Update,
 }
 
-fn schema_of(rt: &ResourceType) -> Schema {
+fn schema_of(state: &State, rt: &ResourceType) -> Schema {
+    let structural = rt
+        .custom
+        .then(|| crate::crd::schema_of(state, rt))
+        .flatten();
     Schema::new(&rt.api_version(), &rt.kind, rt.custom)
         .with_status_subresource(rt.status_subresource)
+        .with_structural(structural)
 }
 
 /// Fills apiVersion/kind and checks they name this resource.
@@ -386,7 +391,12 @@ fn server_side_apply(
     };
     let api_version = target.rt.api_version();
     let writer = ctx.writer(&api_version, target.subresource.as_deref());
-    let schema = schema_of(&target.rt);
+    let schema = schema_of(state, &target.rt);
+    let mut config = config.clone();
+    if target.rt.custom {
+        crate::crd::prune(state, &target.rt, &mut config);
+    }
+    let config = &config;
     let conflict = |conflicts: Vec<ssa::Conflict>| {
         ApiError::conflict(
             &target.subject(),
@@ -534,6 +544,9 @@ fn commit(
     }
     validation::check_types(rt, &object)?;
     canonical::normalize(rt, &mut object)?;
+    if rt.custom {
+        crate::crd::admit(state, rt, live, &mut object)?;
+    }
     defaults::apply(rt, &mut object, live, state);
     validation::check(rt, live, &object)?;
     if let Some(live) = live
@@ -546,7 +559,7 @@ fn commit(
     if let Ownership::Update = ownership {
         let api_version = rt.api_version();
         let writer = ctx.writer(&api_version, subresource);
-        ssa::record_update(live, &mut object, &schema_of(rt), &writer);
+        ssa::record_update(live, &mut object, &schema_of(state, rt), &writer);
     }
     if let Some(live) = live
         && same_content(live, &object)

@@ -190,8 +190,8 @@ fn walk<'a>(
 }
 
 /// The `k:` element of a list-map item: its key fields, sorted by name.
-pub fn item_key(item: &Value, keys: &[&str]) -> Option<PathElement> {
-    let mut sorted: Vec<&str> = keys.to_vec();
+pub fn item_key<S: AsRef<str>>(item: &Value, keys: &[S]) -> Option<PathElement> {
+    let mut sorted: Vec<&str> = keys.iter().map(AsRef::as_ref).collect();
     sorted.sort_unstable();
     let mut map = Map::new();
     for k in sorted {

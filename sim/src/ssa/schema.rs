@@ -14,7 +14,7 @@ pub enum ListType {
     /// A set of scalars; each value owned separately.
     Set,
     /// Items identified by these key fields; each item owned separately.
-    Map(Vec<&'static str>),
+    Map(Vec<String>),
 }
 
 /// Server-side apply's list-map keys (`x-kubernetes-list-map-keys`) where they are wider than
@@ -45,6 +45,8 @@ pub struct Schema {
     kind: String,
     custom: bool,
     status_subresource: bool,
+    /// A custom resource's `openAPIV3Schema`, for its list and map types.
+    structural: Option<serde_json::Value>,
 }
 
 impl Schema {
@@ -55,7 +57,29 @@ impl Schema {
             kind: kind.to_string(),
             custom,
             status_subresource: false,
+            structural: None,
         }
+    }
+
+    /// The same schema for a custom resource whose CRD declares `structural` as its
+    /// `openAPIV3Schema`: its `x-kubernetes-list-type`, `-list-map-keys` and `-map-type`
+    /// markers and declared properties apply.
+    #[must_use]
+    pub fn with_structural(mut self, structural: Option<serde_json::Value>) -> Self {
+        self.structural = structural;
+        self
+    }
+
+    /// The structural schema node at `names` (list items skipped), when one is declared.
+    fn node(&self, names: &[&str]) -> Option<crate::crd::Node<'_>> {
+        let mut node = crate::crd::Node(self.structural.as_ref()?);
+        for name in names {
+            if let Some(items) = node.items() {
+                node = items;
+            }
+            node = node.child(name)?;
+        }
+        Some(node)
     }
 
     /// The same schema for a kind with a `status` subresource: writes to the main resource
@@ -80,17 +104,28 @@ impl Schema {
     pub fn list_type(&self, names: &[&str]) -> ListType {
         match names {
             ["metadata", "finalizers"] => return ListType::Set,
-            ["metadata", "ownerReferences"] => return ListType::Map(vec!["uid"]),
+            ["metadata", "ownerReferences"] => return ListType::Map(vec!["uid".into()]),
             _ => {}
         }
         if self.custom {
-            return ListType::Atomic;
+            return match self.node(names).map(|n| n.list_type()) {
+                Some((Some("set"), _)) => ListType::Set,
+                Some((Some("map"), keys)) if !keys.is_empty() => {
+                    ListType::Map(keys.into_iter().map(str::to_string).collect())
+                }
+                _ => ListType::Atomic,
+            };
         }
-        list_map_keys(&self.api_version, &self.kind, names).map_or(ListType::Atomic, ListType::Map)
+        list_map_keys(&self.api_version, &self.kind, names).map_or(ListType::Atomic, |keys| {
+            ListType::Map(keys.into_iter().map(str::to_string).collect())
+        })
     }
 
     /// Whether the map at `names` is atomic (owned and replaced as one field), like a LabelSelector.
     pub fn is_atomic_map(&self, names: &[&str]) -> bool {
+        if self.custom {
+            return self.node(names).is_some_and(|n| n.atomic_map());
+        }
         !self.custom && names.last() == Some(&"selector") && self.kind != "Service"
     }
 
@@ -99,7 +134,16 @@ impl Schema {
     /// simulator deduces): server-side apply owns each such key by itself.
     pub fn has_map_keys(&self, names: &[&str]) -> bool {
         if self.custom {
-            return names.first() != Some(&"metadata") || self.is_granular_map(names);
+            if names.first() == Some(&"metadata") {
+                return self.is_granular_map(names);
+            }
+            let root = self.structural.as_ref().map(crate::crd::Node);
+            let node = if names.is_empty() {
+                root
+            } else {
+                self.node(names)
+            };
+            return !node.is_some_and(|n| n.declares_fields());
         }
         self.is_granular_map(names)
     }
@@ -174,21 +218,25 @@ impl Schema {
 mod tests {
     use super::*;
 
+    fn keys(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
     #[test]
     fn ports_key_on_port_and_protocol() {
         let svc = Schema::new("v1", "Service", false);
         assert_eq!(
             svc.list_type(&["spec", "ports"]),
-            ListType::Map(vec!["port", "protocol"])
+            ListType::Map(keys(&["port", "protocol"]))
         );
         let deploy = Schema::new("apps/v1", "Deployment", false);
         assert_eq!(
             deploy.list_type(&["spec", "template", "spec", "containers", "ports"]),
-            ListType::Map(vec!["containerPort", "protocol"])
+            ListType::Map(keys(&["containerPort", "protocol"]))
         );
         assert_eq!(
             deploy.list_type(&["spec", "template", "spec", "containers"]),
-            ListType::Map(vec!["name"])
+            ListType::Map(keys(&["name"]))
         );
         assert_eq!(
             deploy.list_type(&["spec", "template", "spec", "containers", "args"]),
@@ -196,7 +244,7 @@ mod tests {
         );
         assert_eq!(
             deploy.list_type(&["status", "conditions"]),
-            ListType::Map(vec!["type"])
+            ListType::Map(keys(&["type"]))
         );
         assert!(deploy.is_atomic_map(&["spec", "selector"]));
         assert!(!svc.is_atomic_map(&["spec", "selector"]));
