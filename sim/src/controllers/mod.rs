@@ -4,9 +4,12 @@
 //! controllers at nothing unless a resource they read changed since their last pass. The server runs passes on a timer and right
 //! after writes; an in-process caller runs them with [`crate::cluster::Cluster::reconcile`].
 
+mod autoscaling;
 mod crd_cleanup;
+mod disruption;
 mod gc;
 mod infra;
+mod volumes;
 mod workloads;
 
 use crate::store::State;
@@ -17,4 +20,7 @@ pub fn reconcile(state: &mut State) {
     crd_cleanup::reconcile(state);
     workloads::reconcile(state);
     infra::reconcile(state);
+    volumes::reconcile(state);
+    disruption::reconcile(state);
+    autoscaling::reconcile(state);
 }

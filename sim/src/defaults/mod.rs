@@ -8,6 +8,7 @@ mod service;
 
 use serde_json::{Value, json};
 
+use crate::lifecycle;
 use crate::registry::ResourceType;
 use crate::store::State;
 
@@ -322,6 +323,9 @@ pub fn apply(rt: &ResourceType, object: &mut Value, live: Option<&Value>, state:
             }
         }
         "PersistentVolumeClaim" => {
+            if created {
+                lifecycle::add_finalizer(object, lifecycle::PVC_PROTECTION);
+            }
             let class = created.then(|| default_storage_class(state)).flatten();
             if let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) {
                 claim_spec(spec);
@@ -333,6 +337,9 @@ pub fn apply(rt: &ResourceType, object: &mut Value, live: Option<&Value>, state:
             }
         }
         "PersistentVolume" => {
+            if created {
+                lifecycle::add_finalizer(object, lifecycle::PV_PROTECTION);
+            }
             if let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) {
                 default(spec, "persistentVolumeReclaimPolicy", json!("Retain"));
                 default(spec, "volumeMode", json!("Filesystem"));
