@@ -328,7 +328,7 @@ fn integer(amount: Amount) -> Option<u128> {
         return pow10(u32::try_from(amount.exponent).ok()?)?.checked_mul(amount.unscaled);
     }
     let d = pow10(u32::try_from(-amount.exponent).ok()?)?;
-    (amount.unscaled % d == 0).then(|| amount.unscaled / d)
+    amount.unscaled.is_multiple_of(d).then(|| amount.unscaled / d)
 }
 
 /// apimachinery's `CanonicalizeBytes`.
@@ -342,7 +342,7 @@ fn print(amount: Amount, format: Format) -> String {
         && let Some(mut n) = integer(amount)
     {
         let mut power = 0;
-        while n % 1024 == 0 && power < 6 {
+        while n.is_multiple_of(1024) && power < 6 {
             n /= 1024;
             power += 1;
         }
@@ -350,7 +350,7 @@ fn print(amount: Amount, format: Format) -> String {
         return format!("{sign}{n}{suffix}");
     }
     let (mut n, mut exponent) = (amount.unscaled, amount.exponent);
-    while n % 10 == 0 {
+    while n.is_multiple_of(10) {
         n /= 10;
         exponent += 1;
     }

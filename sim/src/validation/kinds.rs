@@ -197,13 +197,7 @@ fn custom_resource_definition(object: &Value, errors: &mut Errors) {
     }
     errors.one_of("spec.scope", &spec["scope"], &["Cluster", "Namespaced"]);
     let versions = spec["versions"].as_array().cloned().unwrap_or_default();
-    if versions.is_empty() {
-        errors.invalid(
-            "spec.versions",
-            &spec["versions"],
-            "must have exactly one version marked as storage version",
-        );
-    } else if versions.iter().filter(|v| v["storage"] == true).count() != 1 {
+    if versions.iter().filter(|v| v["storage"] == true).count() != 1 {
         errors.invalid(
             "spec.versions",
             &spec["versions"],
