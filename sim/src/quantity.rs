@@ -328,7 +328,10 @@ fn integer(amount: Amount) -> Option<u128> {
         return pow10(u32::try_from(amount.exponent).ok()?)?.checked_mul(amount.unscaled);
     }
     let d = pow10(u32::try_from(-amount.exponent).ok()?)?;
-    amount.unscaled.is_multiple_of(d).then(|| amount.unscaled / d)
+    amount
+        .unscaled
+        .is_multiple_of(d)
+        .then(|| amount.unscaled / d)
 }
 
 /// apimachinery's `CanonicalizeBytes`.
