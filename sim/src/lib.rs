@@ -27,14 +27,17 @@
 //! ```
 
 pub mod api;
+mod canonical;
 mod cluster;
 mod controllers;
+mod crd;
 mod defaults;
 mod discovery;
 mod guest_cluster;
 mod lifecycle;
 mod meta;
 mod openapi;
+mod quantity;
 mod registry;
 mod request;
 mod routes;
