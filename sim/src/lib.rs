@@ -43,4 +43,4 @@ mod validation;
 mod watch;
 
 #[cfg(feature = "server")]
-pub use server::{Fault, FaultAction, Sim, SimConfig, SimError};
+pub use server::{Fault, FaultAction, RequestCounts, Sim, SimConfig, SimError};

@@ -1,5 +1,6 @@
 //! End-to-end tests of krt across the wasm boundary, against `krt-sim`:
-//! the `krt` binary (`cli`) and the Rust `Runtime` API (`runtime_api`).
+//! the `krt` binary (`cli`), the Rust `Runtime` API (`runtime_api`), and the
+//! requests krt needs, counted at the simulator (`requests`).
 
 mod apply_semantics;
 mod auth;
@@ -13,6 +14,7 @@ mod faults;
 mod kubeconfig;
 mod logic;
 mod real_cluster;
+mod requests;
 mod retries;
 mod runtime_api;
 mod sandbox;
