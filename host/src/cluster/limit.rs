@@ -6,8 +6,8 @@
 //! exceeds the ceiling (`--concurrency`).
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 use tokio::sync::{Semaphore, SemaphorePermit};
-use tokio::time::Instant;
 use tower_acc::{Algorithm, Vegas};
 
 /// The limit a run starts with (or the ceiling, when lower).
@@ -55,10 +55,17 @@ struct Control {
     throttled: u64,
 }
 
+/// Vegas re-measures the no-load round trip every `PROBE_EVERY` × limit answers
+/// or so. Its default (30) takes a sustained queue for the new no-load time
+/// within a run and stops shrinking; once in a long while is enough for runs
+/// of seconds to minutes.
+const PROBE_EVERY: usize = 1000;
+
 fn vegas(limit: usize, ceiling: usize) -> Vegas {
     Vegas::builder()
         .initial_limit(limit)
         .max_limit(ceiling)
+        .probe_multiplier(PROBE_EVERY)
         .build()
 }
 
@@ -125,10 +132,17 @@ pub(super) struct Permit<'a> {
 impl Permit<'_> {
     /// Feeds the request's round trip and outcome to the limit, then frees the slot.
     pub(super) fn done(mut self, outcome: Outcome) {
-        let limiter = self.limiter;
-        let rtt = self.sent.elapsed();
-        let mut control = limiter.lock();
-        let in_flight = control.permits - limiter.permits.available_permits();
+        self.limiter.record(self.sent.elapsed(), outcome);
+        self.permit.take();
+    }
+}
+
+impl Limiter {
+    /// Adjusts the limit to one request's round trip and outcome, while that
+    /// request still counts as in flight.
+    fn record(&self, rtt: Duration, outcome: Outcome) {
+        let mut control = self.lock();
+        let in_flight = control.permits - self.permits.available_permits();
         match outcome {
             Outcome::Answered => {
                 control.answered += 1;
@@ -144,85 +158,64 @@ impl Permit<'_> {
         }
         let wanted = control.vegas.max_concurrency().clamp(1, control.ceiling);
         if wanted > control.permits {
-            limiter.permits.add_permits(wanted - control.permits);
+            self.permits.add_permits(wanted - control.permits);
             control.permits = wanted;
         } else if wanted < control.permits {
             // Only free permits can be taken away; the rest go as requests finish.
-            control.permits -= limiter.permits.forget_permits(control.permits - wanted);
+            control.permits -= self.permits.forget_permits(control.permits - wanted);
         }
-        drop(control);
-        self.permit.take();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
-    use std::time::Duration;
 
-    /// Sends `requests` requests from `senders` tasks that always have one
-    /// waiting, each answered after `latency(in flight)`.
-    async fn load(
-        limiter: &Arc<Limiter>,
-        senders: usize,
-        requests: usize,
-        latency: fn(usize) -> Duration,
-    ) {
-        let left = Arc::new(std::sync::atomic::AtomicUsize::new(requests));
-        let tasks: Vec<_> = (0..senders)
-            .map(|_| {
-                let (limiter, left) = (limiter.clone(), left.clone());
-                tokio::spawn(async move {
-                    use std::sync::atomic::Ordering::Relaxed;
-                    while left
-                        .fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1))
-                        .is_ok()
-                    {
-                        let permit = limiter.acquire().await;
-                        let in_flight = {
-                            let c = limiter.lock();
-                            c.permits - limiter.permits.available_permits()
-                        };
-                        tokio::time::sleep(latency(in_flight)).await;
-                        permit.done(Outcome::Answered);
-                    }
-                })
-            })
-            .collect();
-        for t in tasks {
-            t.await.unwrap();
+    /// Keeps the limiter full: as many requests in flight as it allows, each
+    /// answered after `latency(in flight)`, `answers` times.
+    async fn load(limiter: &Limiter, answers: usize, latency: fn(usize) -> Duration) {
+        for _ in 0..answers {
+            let held: Vec<Permit<'_>> = futures::future::join_all(
+                (0..limiter.permits.available_permits()).map(|_| limiter.acquire()),
+            )
+            .await;
+            let in_flight = held.len();
+            for permit in held {
+                limiter.record(latency(in_flight), Outcome::Answered);
+                drop(permit);
+            }
         }
     }
 
-    #[tokio::test(start_paused = true)]
+    #[tokio::test]
     async fn grows_to_the_ceiling_while_round_trips_stay_flat() {
-        let limiter = Arc::new(Limiter::new(64));
+        let limiter = Limiter::new(64);
         assert_eq!(limiter.stats().limit, INITIAL_LIMIT);
-        load(&limiter, 200, 3000, |_| Duration::from_millis(5)).await;
+        load(&limiter, 100, |_| Duration::from_millis(5)).await;
         let stats = limiter.stats();
         assert_eq!(stats.limit, 64, "{stats:?}");
         assert_eq!(stats.peak, 64, "never more than the ceiling: {stats:?}");
     }
 
-    #[tokio::test(start_paused = true)]
+    #[tokio::test]
     async fn shrinks_when_round_trips_grow_with_the_load() {
-        let limiter = Arc::new(Limiter::new(64));
-        load(&limiter, 200, 3000, |_| Duration::from_millis(5)).await;
+        let limiter = Limiter::new(64);
+        load(&limiter, 100, |_| Duration::from_millis(5)).await;
         assert_eq!(limiter.stats().limit, 64);
-        // A server that takes 5 ms per request beyond 8 in flight: queueing.
-        load(&limiter, 200, 3000, |n| {
-            Duration::from_millis(5 * (n.max(8) as u64 / 8))
+        // A server that answers in 5 ms up to 8 requests at once, and queues
+        // the rest: each 8 more in flight add 5 ms.
+        load(&limiter, 100, |n| {
+            Duration::from_millis(5 * n.max(8) as u64 / 8)
         })
         .await;
         let stats = limiter.stats();
         assert!(stats.limit < 32, "{stats:?}");
     }
 
-    #[tokio::test(start_paused = true)]
+    #[tokio::test]
     async fn a_throttled_request_halves_the_limit() {
-        let limiter = Arc::new(Limiter::new(64));
-        load(&limiter, 200, 3000, |_| Duration::from_millis(5)).await;
+        let limiter = Limiter::new(64);
+        load(&limiter, 100, |_| Duration::from_millis(5)).await;
         limiter.acquire().await.done(Outcome::Throttled);
         let stats = limiter.stats();
         assert_eq!((stats.limit, stats.throttled), (32, 1), "{stats:?}");
