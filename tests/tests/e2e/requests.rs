@@ -7,7 +7,7 @@ use crate::support::{Run, Runtimes, SimCluster, krt_in, resource, temp_dir};
 use krt_host::Runtime;
 use krt_host::model::ApplyOptions;
 use krt_sim::RequestCounts;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
