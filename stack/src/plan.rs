@@ -260,8 +260,8 @@ async fn predict<R: Runtime>(
 const STAND_IN_NAMESPACE: &str = "default";
 
 /// Dry-runs `resource` as if it were in [`STAND_IN_NAMESPACE`]: the failure, when
-/// it is the object's own fault (invalid, illegal, too large) and so would fail
-/// in its own namespace too.
+/// it is the object's own fault (invalid, illegal, too large, a kind the cluster
+/// does not serve) and so would fail in its own namespace too.
 async fn stand_in_failure<R: Runtime>(
     runtime: &R,
     resource: &Resource,
@@ -285,6 +285,7 @@ async fn stand_in_failure<R: Runtime>(
             | StatusCode::InvalidArgument
             | StatusCode::BadRequest
             | StatusCode::TooLarge
+            | StatusCode::KindNotInstalled
     );
     own_fault.then(|| Status {
         message: format!(
