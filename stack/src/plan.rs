@@ -1,7 +1,8 @@
 //! The plan shared by preview and apply: a server dry run of every input
-//! resource (against its recorded state, for client-side merges), the
-//! runtime's diff of the live and predicted objects, and a delete for each
-//! recorded resource that is no longer in the input.
+//! resource (against its recorded state, for client-side merges; in a
+//! stand-in namespace when its own is still to be created; none when the CRD
+//! of its kind is), the runtime's diff of the live and predicted objects, and
+//! a delete for each recorded resource that is no longer in the input.
 
 use crate::graph::Stack;
 use crate::report::{DiffReport, ErrorReport, Outcome, ResourceReport};

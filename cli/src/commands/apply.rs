@@ -203,6 +203,16 @@ impl ApplyCommand {
             seconds(started.elapsed().as_millis() as u64)
         ));
         print_not_waited(printer, &all);
+        let limit = session.runtime.cluster().limit_stats();
+        tracing::info!(
+            target: "krt::cluster",
+            answered = limit.answered,
+            peak_in_flight = limit.peak,
+            limit = limit.limit,
+            ceiling = limit.ceiling,
+            throttled = limit.throttled,
+            "requests"
+        );
         let mut not_attempted = 0;
         for r in &all {
             match &r.error {
