@@ -42,10 +42,11 @@ pub fn local_backend(global: &GlobalArgs) -> LocalBackend {
     LocalBackend::new(&global.state_dir)
 }
 
-/// Connects to the cluster, loads the component (with a per-call time limit
-/// above `watch_timeout`) and opens the state backend. The capability policy
-/// covers `scope` and the resources recorded in the stack's state, and allows
-/// writing as `field_manager`.
+/// Connects to the cluster (at most `concurrency` requests in flight, the
+/// ceiling of the adaptive limit), loads the component (with a per-call time
+/// limit above `watch_timeout`, and room for `concurrency` instances at once)
+/// and opens the state backend. The capability policy covers `scope` and the
+/// resources recorded in the stack's state, and allows writing as `field_manager`.
 ///
 /// # Errors
 /// An invalid stack name, no usable cluster, or a component that does not load.
@@ -55,6 +56,7 @@ pub async fn open(
     watch_timeout: Duration,
     scope: &[Resource],
     field_manager: Option<&str>,
+    concurrency: usize,
 ) -> anyhow::Result<Session> {
     check_stack_name(&global.stack)?;
     let options = ConnectOptions {
@@ -67,6 +69,7 @@ pub async fn open(
         context: global.context.clone(),
         namespace: global.namespace.clone(),
         sim_state: Some(global.sim_state.clone()),
+        max_in_flight: Some(concurrency),
     };
     let connected = connect(&options).await?;
     printer.note(format!("using {}", connected.description));
@@ -75,6 +78,9 @@ pub async fn open(
         None => ComponentSource::Default,
     };
     let mut engine = EngineOptions::default();
+    engine.max_instances = engine
+        .max_instances
+        .max(u32::try_from(concurrency).unwrap_or(u32::MAX));
     engine.limits.call_timeout = engine
         .limits
         .call_timeout
@@ -188,6 +194,7 @@ pub async fn open_targets(
     printer: &Printer,
     files: &StateOrInputArgs,
     watch_timeout: Duration,
+    concurrency: usize,
 ) -> anyhow::Result<Option<(Session, State, Targets)>> {
     let input = if files.files.is_empty() {
         None
@@ -204,7 +211,7 @@ pub async fn open_targets(
         .as_ref()
         .map(|s| s.resources.as_slice())
         .unwrap_or_default();
-    let session = open(global, printer, watch_timeout, scope, None).await?;
+    let session = open(global, printer, watch_timeout, scope, None, concurrency).await?;
     let state = session.backend.load(&global.stack).await?;
     let targets = krt_stack::targets(input.as_ref(), &state);
     Ok(Some((session, state, targets)))

@@ -53,4 +53,4 @@ mod watch;
 
 pub use guest_cluster::{GuestCluster, GuestWatch};
 #[cfg(feature = "server")]
-pub use server::{Fault, FaultAction, Sim, SimConfig, SimError};
+pub use server::{Fault, FaultAction, RequestCounts, Sim, SimConfig, SimError};
