@@ -178,7 +178,8 @@ fn ingress(name: &str, annotations: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resources_that_never_report_an_address_need_not_hold_the_apply() {
-    // krt-sim has no Ingress controller: an Ingress never gets an address.
+    // On a cluster with no ingress controller an Ingress never gets an
+    // address; these two are not waited for at all (no watch is opened).
     let cluster = SimCluster::start().await;
     let dir = temp_dir("waits");
     let file = dir.path().join("stack.yaml");
@@ -247,12 +248,26 @@ async fn resources_that_never_report_an_address_need_not_hold_the_apply() {
     assert!(plain.get("health").is_none(), "{plain}");
 }
 
+/// A claim of a StorageClass no provisioner serves: Pending for good, on
+/// krt-sim as on a real cluster.
+const UNPROVISIONED_CLAIM: &str = "apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: slow
+  namespace: default
+  annotations: {krt.dev/timeout: 1s}
+spec:
+  storageClassName: nobody-provisions-this
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resources_timeout_bounds_its_own_wait() {
     let cluster = SimCluster::start().await;
     let dir = temp_dir("timeout");
     let file = dir.path().join("stack.yaml");
-    std::fs::write(&file, ingress("slow", "{krt.dev/timeout: 1s}")).unwrap();
+    std::fs::write(&file, UNPROVISIONED_CLAIM).unwrap();
     let started = Instant::now();
     let apply = krt(
         dir.path(),
@@ -272,7 +287,7 @@ async fn a_resources_timeout_bounds_its_own_wait() {
     assert!(
         apply
             .stderr
-            .contains("Ingress default/slow did not become ready within 1000 ms"),
+            .contains("PersistentVolumeClaim default/slow did not become ready within 1000 ms"),
         "{}",
         show(&apply)
     );
