@@ -41,7 +41,10 @@ fn the_sandbox_library_has_no_cli_display_or_server_in_its_tree() {
     let full = tree("krt-host", &[]);
     assert!(holds(&full, "krt-sim") && holds(&full, "axum"), "{full:?}");
     for banned in ["clap", "indicatif", "anstream", "tracing-subscriber"] {
-        assert!(!holds(&full, banned), "krt-host's default build pulls in {banned}");
+        assert!(
+            !holds(&full, banned),
+            "krt-host's default build pulls in {banned}"
+        );
     }
 }
 
