@@ -21,7 +21,8 @@ pub enum ExitCode {
     Failure,
     /// 2: `krt drift` found drift.
     Drift,
-    /// 3: a resource did not become healthy within `--timeout` (and nothing else failed).
+    /// 3: a resource did not become healthy, or a deleted one was still
+    /// terminating, within `--timeout` (and nothing else failed).
     Timeout,
 }
 
@@ -51,7 +52,7 @@ impl ExitCode {
 #[command(name = "krt", version, about, long_about = None)]
 #[command(
     after_help = "Exit codes: 0 success; 1 invalid input or a failed resource; \
-2 usage error, or drift found (krt drift); 3 timeout waiting for health."
+2 usage error, or drift found (krt drift); 3 timeout waiting for health or for a deletion."
 )]
 pub struct Cli {
     /// Options every command takes.

@@ -160,7 +160,9 @@ impl Progress {
         match &slot.bar {
             Some(bar) => {
                 let mark = match report.result {
-                    Outcome::Failed | Outcome::TimedOut => paint(style::RED, "✗"),
+                    Outcome::Failed | Outcome::TimedOut | Outcome::Terminating => {
+                        paint(style::RED, "✗")
+                    }
                     Outcome::Skipped | Outcome::Unchanged => paint(style::DIM, "-"),
                     _ => paint(style::GREEN, "✓"),
                 };
@@ -181,7 +183,10 @@ impl Progress {
                 drop(slots);
                 let id = &report.id;
                 let line = match report.result {
-                    Outcome::Failed | Outcome::TimedOut | Outcome::Skipped => {
+                    Outcome::Failed
+                    | Outcome::TimedOut
+                    | Outcome::Terminating
+                    | Outcome::Skipped => {
                         format!("  {} {id}: {detail}", painted(report.result))
                     }
                     _ if report.health.is_some() && elapsed.is_some() => {

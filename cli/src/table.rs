@@ -13,7 +13,11 @@ pub fn painted(outcome: Outcome) -> String {
         Outcome::Created | Outcome::Current | Outcome::InSync | Outcome::Imported => style::GREEN,
         Outcome::Updated | Outcome::Drifted | Outcome::Planned => style::YELLOW,
         Outcome::Replaced => style::MAGENTA,
-        Outcome::Deleted | Outcome::Failed | Outcome::TimedOut | Outcome::Missing => style::RED,
+        Outcome::Deleted
+        | Outcome::Terminating
+        | Outcome::Failed
+        | Outcome::TimedOut
+        | Outcome::Missing => style::RED,
         Outcome::Unchanged | Outcome::Skipped => style::DIM,
     };
     paint(s, format!("{:<10}", outcome.word()))

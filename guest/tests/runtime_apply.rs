@@ -278,13 +278,20 @@ fn client_side_removes_dropped_fields_and_keeps_foreign_ones() {
     let r = run(&c, Some(&first), Some(&second), &csa());
     ok(&r);
     assert_eq!(r.action, Action::Update);
+    // What the server would store decides: the patch is dry-run, then sent as it was.
     let sent = patches(&c);
-    assert_eq!(sent.len(), 1);
-    assert_eq!(sent[0].0, PatchType::StrategicMerge);
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(
+        (sent[0].2, sent[1].2),
+        (true, false),
+        "dry run, then the write"
+    );
+    assert_eq!(sent[0].1, sent[1].1);
+    assert_eq!(sent[1].0, PatchType::StrategicMerge);
     assert!(
-        sent[0].1.pointer("/metadata/resourceVersion").is_some(),
+        sent[1].1.pointer("/metadata/resourceVersion").is_some(),
         "{}",
-        sent[0].1
+        sent[1].1
     );
     let stored = stored_web(&c);
     assert_eq!(stored["metadata"]["labels"]["team"], "blue");
@@ -739,4 +746,129 @@ fn server_errors_are_mapped_with_retry_hints() {
         "{}",
         status.message
     );
+}
+
+/// A StatefulSet as charts write it: a claim template with a quantity in
+/// another unit, a port with no protocol, an empty securityContext.
+fn stateful_set() -> Resource {
+    resource(json!({
+        "apiVersion": "apps/v1", "kind": "StatefulSet",
+        "metadata": {"name": "db", "namespace": "web"},
+        "spec": {
+            "serviceName": "db",
+            "selector": {"matchLabels": {"app": "db"}},
+            "template": {"metadata": {"labels": {"app": "db"}}, "spec": {
+                "securityContext": {},
+                "containers": [{"name": "db", "image": "postgres:16",
+                    "ports": [{"name": "pg", "containerPort": 5432}],
+                    "resources": {"requests": {"memory": "1024Mi", "cpu": "1000m"}},
+                    "volumeMounts": [{"name": "data", "mountPath": "/data"}]}]}},
+            "volumeClaimTemplates": [{"metadata": {"name": "data"},
+                "spec": {"accessModes": ["ReadWriteOnce"],
+                    "resources": {"requests": {"storage": "1024Mi"}}}}]
+        }
+    }))
+}
+
+/// A NetworkPolicy whose port names no protocol.
+fn network_policy() -> Resource {
+    resource(json!({
+        "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+        "metadata": {"name": "db", "namespace": "web"},
+        "spec": {"podSelector": {"matchLabels": {"app": "db"}},
+            "ingress": [{"ports": [{"port": 5432}]}]}
+    }))
+}
+
+#[test]
+fn client_side_whole_list_replaces_of_defaulted_lists_are_unchanged_and_not_sent() {
+    // volumeClaimTemplates and NetworkPolicy ports have no patch strategy: the
+    // three-way patch replaces them whole, so it is never empty; the server's dry
+    // run defaults them back, and that decides.
+    let c = TestCluster::new();
+    for plan in [stateful_set(), network_policy()] {
+        let r = run(&c, None, Some(&plan), &csa());
+        ok(&r);
+        assert_eq!(r.action, Action::Create);
+        for dry_run in [true, false] {
+            c.clear_log();
+            let options = ApplyOptions { dry_run, ..csa() };
+            let r = run(&c, Some(&plan), Some(&plan), &options);
+            ok(&r);
+            assert_eq!(
+                r.action,
+                Action::Unchanged,
+                "{} (dry run: {dry_run})",
+                plan.id
+            );
+            assert!(!c.wrote(), "{:?}", c.log());
+        }
+    }
+}
+
+#[test]
+fn client_side_moves_the_recorded_configuration_forward_as_a_noted_update() {
+    let c = TestCluster::new();
+    let with_policy = network_policy();
+    let mut plan = with_policy.clone();
+    // The server's own default, written out, then left out again.
+    plan.attributes["spec"]["policyTypes"] = json!(["Ingress"]);
+    ok(&run(&c, None, Some(&plan), &csa()));
+    let before = c
+        .object("networking.k8s.io/v1", "NetworkPolicy", "web", "db")
+        .unwrap();
+
+    c.clear_log();
+    let preview = run(
+        &c,
+        Some(&plan),
+        Some(&with_policy),
+        &ApplyOptions {
+            dry_run: true,
+            ..csa()
+        },
+    );
+    assert_eq!(preview.action, Action::Update);
+    let note = preview.status.expect("a note");
+    assert!(!note.is_error(), "{note:?}");
+    assert_eq!(note.reason, runtime::LAST_APPLIED_ONLY);
+    assert!(
+        note.message.contains("spec.policyTypes"),
+        "{}",
+        note.message
+    );
+    assert!(!c.wrote());
+
+    let r = run(&c, Some(&plan), Some(&with_policy), &csa());
+    assert_eq!(r.action, Action::Update);
+    assert_eq!(
+        r.status.map(|s| s.reason),
+        Some(runtime::LAST_APPLIED_ONLY.into())
+    );
+    let after = c
+        .object("networking.k8s.io/v1", "NetworkPolicy", "web", "db")
+        .unwrap();
+    assert_eq!(
+        after["spec"], before["spec"],
+        "the server keeps its default"
+    );
+    assert_eq!(
+        after["metadata"]["generation"],
+        before["metadata"]["generation"]
+    );
+    let recorded: Value = serde_json::from_str(
+        after["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(recorded["spec"].get("policyTypes").is_none(), "{recorded}");
+
+    // Recorded: the same plan again writes nothing (the whole-list replace of
+    // `ingress` still costs a dry run).
+    c.clear_log();
+    let r = run(&c, Some(&with_policy), Some(&with_policy), &csa());
+    ok(&r);
+    assert_eq!(r.action, Action::Unchanged);
+    assert!(!c.wrote(), "{:?}", c.log());
 }

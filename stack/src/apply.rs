@@ -5,6 +5,7 @@
 
 use crate::destroy::destroy;
 use crate::events::{Event, EventSink, Phase};
+use crate::gone;
 use crate::graph::Stack;
 use crate::plan::{Plan, Planned};
 use crate::report::{ErrorReport, Outcome, ResourceReport};
@@ -13,14 +14,19 @@ use crate::state::{Recorder, StateBackend, StateError};
 use crate::wait::{Wait, WaitFor, WaitSpec};
 use crate::walk;
 use krt_guest::model::{
-    Action, ApplyOptions, DeleteRequest, HealthState, Resource, StatusCode, WatchRequest,
+    Action, ApplyOptions, DeleteRequest, HealthState, ReadOptions, Resource, StatusCode,
+    WatchRequest,
 };
 use std::sync::{Mutex, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The error reason of a resource not attempted because the API server had
 /// become unreachable.
 pub const NOT_ATTEMPTED: &str = "NotAttempted";
+
+/// How long a terminating object planned to be created again is waited for
+/// when written resources are not waited for ([`ApplySettings::wait`] is `None`).
+pub const GONE_WAIT: Duration = Duration::from_secs(300);
 
 /// How an apply walk writes and waits.
 #[derive(Debug, Clone)]
@@ -31,7 +37,8 @@ pub struct ApplySettings {
     pub concurrency: usize,
     /// Wait for each written resource to become healthy (for at most the
     /// request's timeout, unless the resource's `krt.dev/timeout` says
-    /// otherwise); `None` waits for nothing.
+    /// otherwise), and for each deleted one to be gone before what it depends
+    /// on is deleted; `None` waits for neither.
     pub wait: Option<WatchRequest>,
     /// The kinds waited for until healthy when a resource's `krt.dev/wait`
     /// does not say; the others are only written ([`Wait::Exists`]).
@@ -73,6 +80,19 @@ impl<R: Runtime> Walk<'_, R> {
         self.unreachable
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits until the terminating live object of `resource` is gone, as
+    /// long as written resources are waited for (or [`GONE_WAIT`] when they
+    /// are not), so that it can be created again.
+    async fn wait_gone(&self, resource: &Resource) -> Result<(), krt_guest::model::Status> {
+        let timeout = self.settings.wait.as_ref().map_or(GONE_WAIT, |w| {
+            Duration::from_millis(u64::from(w.timeout_ms))
+        });
+        let read = ReadOptions {
+            default_namespace: self.settings.options.default_namespace.clone(),
+        };
+        gone::wait_gone(self.runtime, resource, &read, timeout, self.events).await
     }
 
     /// Applies one resource, records it, waits as its [`Wait`] says.
@@ -117,6 +137,11 @@ impl<R: Runtime> Walk<'_, R> {
             id: &resource.id,
             phase,
         });
+        if planned.terminating
+            && let Err(status) = self.wait_gone(resource).await
+        {
+            return fail(report, &status);
+        }
         let prior = self.state.get(&resource.id);
         let r = self
             .runtime
@@ -218,11 +243,18 @@ pub async fn apply<R: Runtime>(
         .collect();
     if !plan.deletes.is_empty() {
         let deletes = Stack::recorded(plan.deletes.clone());
+        // What left the input is waited for until gone as long as written
+        // resources are waited for until healthy.
+        let wait = settings
+            .wait
+            .as_ref()
+            .map(|w| Duration::from_millis(u64::from(w.timeout_ms)));
         let mut deleted = destroy(
             runtime,
             &deletes,
             state,
             &settings.delete,
+            wait,
             settings.concurrency,
             events,
         )
@@ -363,6 +395,7 @@ mod tests {
             action: Some(Action::Create),
             status: None,
             diff: ObjectDiff::default(),
+            terminating: false,
         };
         let plan = Plan {
             planned: vec![planned; stack.resources.len()],

@@ -18,6 +18,7 @@ pub mod apply;
 pub mod destroy;
 pub mod drift;
 pub mod events;
+pub mod gone;
 pub mod graph;
 pub mod import;
 pub mod manifest;

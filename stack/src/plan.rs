@@ -4,6 +4,7 @@
 //! of its kind is), the runtime's diff of the live and predicted objects, and
 //! a delete for each recorded resource that is no longer in the input.
 
+use crate::gone;
 use crate::graph::Stack;
 use crate::report::{DiffReport, ErrorReport, Outcome, ResourceReport};
 use crate::runtime::Runtime;
@@ -22,6 +23,9 @@ pub struct Planned {
     pub status: Option<Status>,
     /// Live vs predicted (a create's whole object, an update's changes).
     pub diff: ObjectDiff,
+    /// The live object is being deleted (a Namespace still Terminating): the
+    /// apply waits until it is gone, then creates it again.
+    pub terminating: bool,
 }
 
 impl Planned {
@@ -30,6 +34,7 @@ impl Planned {
             action: None,
             status: Some(status),
             diff: ObjectDiff::default(),
+            terminating: false,
         }
     }
 }
@@ -216,6 +221,7 @@ async fn predict<R: Runtime>(
                 action: Some(Action::Create),
                 status: None,
                 diff,
+                terminating: false,
             },
             Err(status) => Planned::failed(status),
         }
@@ -231,6 +237,23 @@ async fn predict<R: Runtime>(
         Prediction::DryRun => {}
     }
     let r = runtime.apply(prior, Some(resource), dry).await;
+    if let Some(live) = r.live.as_ref().filter(|l| gone::is_terminating(l)) {
+        // What the server would store is a new object, once this one is gone.
+        let mut planned = predicted_create().await;
+        if planned.action.is_some() {
+            planned.terminating = true;
+            planned.status = Some(krt_guest::errors::info(
+                StatusCode::Unknown,
+                gone::TERMINATING,
+                format!(
+                    "{} is being deleted ({}); apply waits until it is gone, then creates it",
+                    resource.id,
+                    gone::held_by(live)
+                ),
+            ));
+        }
+        return planned;
+    }
     if let Some(status) = r.status.clone().filter(Status::is_error) {
         return Planned::failed(status);
     }
@@ -253,6 +276,7 @@ async fn predict<R: Runtime>(
         action: Some(r.action),
         status: r.status,
         diff,
+        terminating: false,
     }
 }
 

@@ -43,6 +43,8 @@ pub enum Outcome {
     Replaced,
     /// Deleted.
     Deleted,
+    /// Deleted, but still there at the deadline: held by finalizers.
+    Terminating,
     /// Nothing to do.
     Unchanged,
     /// The write or the health wait failed.
@@ -72,6 +74,7 @@ impl Outcome {
             Outcome::Updated => "updated",
             Outcome::Replaced => "replaced",
             Outcome::Deleted => "deleted",
+            Outcome::Terminating => "terminating",
             Outcome::Unchanged => "unchanged",
             Outcome::Failed => "failed",
             Outcome::TimedOut => "timed out",
@@ -252,7 +255,8 @@ pub enum Verdict {
     Succeeded,
     /// At least one resource failed.
     Failed,
-    /// Nothing failed, but at least one resource timed out.
+    /// Nothing failed, but at least one resource timed out (did not become
+    /// healthy, or was still terminating, in time).
     TimedOut,
 }
 
@@ -261,7 +265,10 @@ impl Verdict {
     pub fn of(resources: &[ResourceReport]) -> Verdict {
         if resources.iter().any(|r| r.result == Outcome::Failed) {
             Verdict::Failed
-        } else if resources.iter().any(|r| r.result == Outcome::TimedOut) {
+        } else if resources
+            .iter()
+            .any(|r| matches!(r.result, Outcome::TimedOut | Outcome::Terminating))
+        {
             Verdict::TimedOut
         } else {
             Verdict::Succeeded

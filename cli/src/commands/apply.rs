@@ -9,6 +9,7 @@ use crate::progress::Progress;
 use crate::table::{counts, print_table, seconds};
 use crate::{plan, session};
 use krt_guest::model::{ApplyOptions, DeleteRequest, WatchRequest};
+use krt_stack::report::count;
 use krt_stack::{
     ApplySettings, NOT_ATTEMPTED, Outcome, Recorder, Report, ResourceReport, Stack, Verdict,
     WaitFor,
@@ -185,21 +186,23 @@ impl ApplyCommand {
             print_table(printer, &all);
         }
         let exit = flushed(&state, printer, ExitCode::of(Verdict::of(&all))).await;
+        let mut order = vec![
+            Outcome::Created,
+            Outcome::Updated,
+            Outcome::Replaced,
+            Outcome::Deleted,
+            Outcome::Unchanged,
+            Outcome::Failed,
+            Outcome::TimedOut,
+            Outcome::Skipped,
+        ];
+        // Only deletes can end terminating: named when one did.
+        if count(&all, Outcome::Terminating) > 0 {
+            order.insert(4, Outcome::Terminating);
+        }
         printer.out(format!(
             "Applied: {} ({}).",
-            counts(
-                &all,
-                &[
-                    Outcome::Created,
-                    Outcome::Updated,
-                    Outcome::Replaced,
-                    Outcome::Deleted,
-                    Outcome::Unchanged,
-                    Outcome::Failed,
-                    Outcome::TimedOut,
-                    Outcome::Skipped,
-                ]
-            ),
+            counts(&all, &order),
             seconds(started.elapsed().as_millis() as u64)
         ));
         print_not_waited(printer, &all);

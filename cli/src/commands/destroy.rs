@@ -7,8 +7,8 @@ use crate::output::{Printer, paint, style};
 use crate::progress::Progress;
 use crate::session;
 use crate::table::{counts, print_table, seconds};
-use krt_guest::model::DeleteRequest;
-use krt_stack::{Outcome, Recorder, Report, Stack, Verdict};
+use krt_guest::model::{DeleteRequest, HealthState};
+use krt_stack::{Outcome, Recorder, Report, ResourceReport, Stack, Verdict};
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,6 +27,14 @@ pub struct DestroyCommand {
     /// Most resources deleted at once.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=32))]
     pub concurrency: u16,
+    /// Wait until each deleted object is gone before deleting what it depends
+    /// on (`--wait=false`: an accepted DELETE is enough, fire and forget).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub wait: bool,
+    /// How long to wait for one object to be gone (`90s`, `5m`); one still
+    /// terminating then is reported `terminating` and stays in the state.
+    #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
+    pub timeout: Duration,
 }
 
 impl DestroyCommand {
@@ -140,6 +148,7 @@ impl DestroyCommand {
             &targets,
             &state,
             &request,
+            self.wait.then_some(self.timeout),
             usize::from(self.concurrency),
             progress.as_ref(),
         )
@@ -150,9 +159,20 @@ impl DestroyCommand {
         }
         printer.out(format!(
             "Destroyed: {} ({}).",
-            counts(&all, &[Outcome::Deleted, Outcome::Failed, Outcome::Skipped]),
+            counts(
+                &all,
+                &[
+                    Outcome::Deleted,
+                    Outcome::Terminating,
+                    Outcome::Failed,
+                    Outcome::Skipped
+                ]
+            ),
             seconds(started.elapsed().as_millis() as u64)
         ));
+        if !self.wait {
+            print_not_waited(printer, &all);
+        }
         for r in &all {
             if let Some(e) = &r.error {
                 printer.error(format!("{}: {}: {}", r.id, e.reason, e.message));
@@ -162,4 +182,29 @@ impl DestroyCommand {
         printer.document(&Report::new("destroy", &global.stack, exit.code(), all));
         Ok(exit)
     }
+}
+
+/// Says that `--wait=false` did not wait for the deleted objects to be gone,
+/// naming those the DELETE's answer showed still there.
+fn print_not_waited(printer: &Printer, all: &[ResourceReport]) {
+    let still: Vec<&str> = all
+        .iter()
+        .filter(|r| {
+            r.health
+                .as_ref()
+                .is_some_and(|h| h.state == HealthState::Terminating)
+        })
+        .map(|r| r.id.as_str())
+        .collect();
+    let mut line =
+        "Not waited for until gone (--wait=false): an accepted DELETE counts as deleted, \
+                    and objects held by finalizers may still exist"
+            .to_owned();
+    if !still.is_empty() {
+        line += &format!(
+            "; still terminating when their DELETE was answered: {}",
+            still.join(", ")
+        );
+    }
+    printer.out(format!("{line}."));
 }

@@ -14,12 +14,16 @@ use crate::model::{
     Action, ApiError, ApplyMode, ApplyOptions, ApplyResponse, CreateOptions, LogLevel,
     PatchOptions, PatchType, Progress, PropagationPolicy, Resource, Status, StatusCode,
 };
-use crate::normalize;
+use crate::normalize::{self, LAST_APPLIED_ANNOTATION};
 use crate::target::{self, Manifest, Target};
 use serde_json::Value;
 
 /// How long (in slept milliseconds) a replace waits for the old object to disappear.
 const REPLACE_WAIT_MS: u32 = 60_000;
+
+/// The reason of the note on a client-side update that changes nothing but the
+/// recorded configuration (the last-applied annotation).
+pub const LAST_APPLIED_ONLY: &str = "LastAppliedOnly";
 
 /// Makes the cluster match `plan`; a `None` plan deletes `prior`.
 ///
@@ -60,6 +64,7 @@ pub fn apply<C: Cluster, H: HostServices>(
                     target,
                     live: None,
                     retries: 0,
+                    note: None,
                 };
                 let outcome = applier.run();
                 response.live = applier.live.as_ref().map(normalize::normalize);
@@ -115,6 +120,21 @@ fn delete_prior<C: Cluster>(
     Ok(())
 }
 
+/// `body` with `live`'s resourceVersion as a precondition (M11).
+fn with_resource_version(mut body: Value, live: &Value) -> Value {
+    if let (Some(rv), Some(root)) = (
+        live.pointer("/metadata/resourceVersion").cloned(),
+        body.as_object_mut(),
+    ) && let Some(meta) = root
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Default::default()))
+        .as_object_mut()
+    {
+        meta.insert("resourceVersion".into(), rv);
+    }
+    body
+}
+
 /// The state of one apply of a plan.
 struct Applier<'a, C, H> {
     cluster: &'a C,
@@ -127,6 +147,8 @@ struct Applier<'a, C, H> {
     live: Option<Value>,
     /// Optimistic-concurrency retries so far.
     retries: u32,
+    /// A note on the outcome (an update of the recorded configuration only).
+    note: Option<Status>,
 }
 
 /// What a write attempt asks the retry loop to do.
@@ -196,6 +218,7 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
                         (Action::Update, Some(live)) => self.drift_warning(live, &object),
                         _ => None,
                     };
+                    let warning = warning.or_else(|| self.note.take());
                     return Ok((object, action, warning));
                 }
                 Step::Retry(_) if self.retries < MAX_CONFLICT_RETRIES => {
@@ -276,6 +299,13 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
     }
 
     /// Client-side three-way merge: create when absent, else patch from prior, plan and live.
+    ///
+    /// Whether anything changes is decided by what the server would store: the patch
+    /// applied locally when that already equals live (`1Gi` for `1024Mi`, ignored
+    /// paths), else the server's dry run of it (the defaults a whole-list replace drops
+    /// come back there). A patch that changes nothing is not sent, unless it moves the
+    /// recorded configuration (the last-applied annotation) forward: that write is an
+    /// update with a `LastAppliedOnly` note.
     fn client_side(&mut self) -> Result<Step, Status> {
         let Some(live) = self.live.clone() else {
             return self.create();
@@ -286,44 +316,60 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
         if merge::is_empty(&computed.body) {
             return Ok(Step::Done(live, Action::Unchanged));
         }
-        if self.options.dry_run && self.options.offline {
-            let predicted = merge::apply_locally(&live, computed.type_, &computed.body)?;
-            return Ok(match self.check_immutable(&live, &predicted)? {
-                Some(step) => step,
-                None if self.unchanged(&live, &predicted) => Step::Done(live, Action::Unchanged),
-                None => Step::Done(predicted, Action::Update),
-            });
+        let body = with_resource_version(computed.body, &live);
+        let offline = self.options.dry_run && self.options.offline;
+        let predicted = match merge::apply_locally(&live, computed.type_, &body) {
+            Ok(local) if offline || self.unchanged(&live, &local) => local,
+            Err(status) if offline => return Err(status),
+            _ => match self.patch(computed.type_, &body, true) {
+                Ok(result) => result,
+                Err(e) => return self.write_failed(e),
+            },
+        };
+        if let Some(step) = self.check_immutable(&live, &predicted)? {
+            return Ok(step);
         }
-        // A patch that changes nothing once applied (`1Gi` for `1024Mi`, only the
-        // annotation's text, ignored paths) is not sent.
-        if merge::apply_locally(&live, computed.type_, &computed.body)
-            .is_ok_and(|predicted| self.unchanged(&live, &predicted))
-        {
-            return Ok(Step::Done(live, Action::Unchanged));
+        if self.unchanged(&live, &predicted) {
+            let Some(note) = self.recorded_configuration_moves(&live) else {
+                return Ok(Step::Done(live, Action::Unchanged));
+            };
+            self.note = Some(note);
         }
-        let mut body = computed.body;
-        if let (Some(rv), Some(meta)) = (
-            live.pointer("/metadata/resourceVersion").cloned(),
-            body.as_object_mut().map(|root| {
-                root.entry("metadata")
-                    .or_insert_with(|| Value::Object(Default::default()))
-            }),
-        ) && let Some(meta) = meta.as_object_mut()
-        {
-            meta.insert("resourceVersion".into(), rv);
+        if self.options.dry_run {
+            return Ok(Step::Done(predicted, Action::Update));
         }
-        match self.patch(computed.type_, &body, self.options.dry_run) {
-            // A dry run predicts: flag known immutable changes the server let through.
-            // After a real write only the server's 422 counts.
-            Ok(result) if self.options.dry_run => {
-                Ok(match self.check_immutable(&live, &result)? {
-                    Some(step) => step,
-                    None => Step::Done(result, Action::Update),
-                })
-            }
+        match self.patch(computed.type_, &body, false) {
             Ok(result) => Ok(Step::Done(result, Action::Update)),
             Err(e) => self.write_failed(e),
         }
+    }
+
+    /// When the plan's configuration differs from the one `live` records (its
+    /// last-applied annotation), compared as the diff compares: a note saying that
+    /// only the recorded configuration changes, naming its fields.
+    fn recorded_configuration_moves(&self, live: &Value) -> Option<Status> {
+        let config = last_applied::strip(&self.target.object);
+        let recorded = last_applied::recorded(live);
+        let changes =
+            crate::diff::diff(recorded.as_ref(), Some(&config), &self.options.ignore_paths).changes;
+        if recorded.is_some() && changes.is_empty() {
+            return None;
+        }
+        let fields = if recorded.is_none() {
+            "it records none yet".to_owned()
+        } else {
+            let paths: Vec<&str> = changes.iter().map(|c| c.path.as_str()).collect();
+            format!("at {}", paths.join(", "))
+        };
+        Some(errors::info(
+            StatusCode::Unknown,
+            LAST_APPLIED_ONLY,
+            format!(
+                "only the recorded configuration of {} changes ({LAST_APPLIED_ANNOTATION}, {fields}); \
+                 the server would store its other fields as they are",
+                self.target.subject
+            ),
+        ))
     }
 
     /// The three-way "original": the plan kubectl (or krt) recorded in the live

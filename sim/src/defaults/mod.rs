@@ -102,17 +102,13 @@ fn stateful_set(spec: &mut Value) {
 
 /// Job defaults, and on create the selector and template labels the Job registry generates
 /// from the Job's uid (unless `manualSelector`).
+///
+/// The Job's own labels default to its template's (`SetDefaults_Job`). kube-apiserver defaults
+/// every object it decodes, including the created one read back from storage, whose template
+/// already carries the generated labels: so a Job created without labels has them at once.
 fn job(object: &mut Value, created: bool) {
     let uid = object["metadata"]["uid"].clone();
     let name = object["metadata"]["name"].clone();
-    let template_labels = object["spec"]["template"]["metadata"]["labels"].clone();
-    if template_labels.is_object()
-        && object["metadata"]["labels"]
-            .as_object()
-            .is_none_or(|l| l.is_empty())
-    {
-        object["metadata"]["labels"] = template_labels;
-    }
     let spec = &mut object["spec"];
     if spec["completions"].is_null() && spec["parallelism"].is_null() {
         spec["completions"] = json!(1);
@@ -149,6 +145,14 @@ fn job(object: &mut Value, created: bool) {
         }
     }
     template(spec);
+    let template_labels = object["spec"]["template"]["metadata"]["labels"].clone();
+    if template_labels.is_object()
+        && object["metadata"]["labels"]
+            .as_object()
+            .is_none_or(|l| l.is_empty())
+    {
+        object["metadata"]["labels"] = template_labels;
+    }
 }
 
 fn cron_job(spec: &mut Value) {
@@ -459,6 +463,10 @@ mod tests {
         assert_eq!(
             j["spec"]["template"]["metadata"]["labels"]["job-name"],
             "pi"
+        );
+        assert_eq!(
+            j["metadata"]["labels"], j["spec"]["template"]["metadata"]["labels"],
+            "a Job without labels takes its template's, generated ones included"
         );
         assert_eq!(j["spec"]["backoffLimit"], 6);
         let np = defaulted(

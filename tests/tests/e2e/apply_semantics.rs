@@ -468,7 +468,17 @@ async fn equal_quantities_in_another_unit_are_unchanged() {
             ..ApplyOptions::default()
         };
         let first = rt.apply(None, Some(&v1), &opts).await;
-        assert_eq!(first.status, None);
+        match mode {
+            ApplyMode::ServerSide => assert_eq!(first.status, None),
+            // Created by the server-side pass: client-side apply records its
+            // configuration, and says that nothing else changes.
+            ApplyMode::ClientSideThreeWay => {
+                assert_eq!(first.action, Action::Update);
+                let note = first.status.expect("a note");
+                assert_eq!(note.kind, StatusKind::Info);
+                assert_eq!(note.reason, "LastAppliedOnly");
+            }
+        }
         let v2 = with_memory("1Gi", "1000m");
         let again = rt.apply(Some(&v1), Some(&v2), &opts).await;
         assert_eq!(again.status, None, "{mode:?}");
