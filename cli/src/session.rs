@@ -42,6 +42,21 @@ pub fn local_backend(global: &GlobalArgs) -> LocalBackend {
     LocalBackend::new(&global.state_dir)
 }
 
+/// How the global options choose the cluster.
+pub fn connect_options(global: &GlobalArgs) -> ConnectOptions {
+    ConnectOptions {
+        choice: match global.cluster {
+            ClusterArg::Auto => ClusterChoice::Auto,
+            ClusterArg::Sim => ClusterChoice::Sim,
+            ClusterArg::Kubeconfig => ClusterChoice::Kubeconfig,
+        },
+        kubeconfig: global.kubeconfig.clone(),
+        context: global.context.clone(),
+        namespace: global.namespace.clone(),
+        sim_state: Some(global.sim_state.clone()),
+    }
+}
+
 /// Connects to the cluster, loads the component (with a per-call time limit
 /// above `watch_timeout`) and opens the state backend. The capability policy
 /// covers `scope` and the resources recorded in the stack's state, and allows
@@ -57,18 +72,7 @@ pub async fn open(
     field_manager: Option<&str>,
 ) -> anyhow::Result<Session> {
     check_stack_name(&global.stack)?;
-    let options = ConnectOptions {
-        choice: match global.cluster {
-            ClusterArg::Auto => ClusterChoice::Auto,
-            ClusterArg::Sim => ClusterChoice::Sim,
-            ClusterArg::Kubeconfig => ClusterChoice::Kubeconfig,
-        },
-        kubeconfig: global.kubeconfig.clone(),
-        context: global.context.clone(),
-        namespace: global.namespace.clone(),
-        sim_state: Some(global.sim_state.clone()),
-    };
-    let connected = connect(&options).await?;
+    let connected = connect(&connect_options(global)).await?;
     printer.note(format!("using {}", connected.description));
     let source = match &global.component {
         Some(path) => ComponentSource::File(path.clone()),

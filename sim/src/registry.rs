@@ -42,7 +42,17 @@ impl ResourceType {
         self.custom
             || !matches!(
                 self.kind.as_str(),
-                "Namespace" | "ConfigMap" | "Secret" | "ServiceAccount" | "Event" | "Endpoints"
+                "Namespace"
+                    | "ConfigMap"
+                    | "Secret"
+                    | "ServiceAccount"
+                    | "Event"
+                    | "Endpoints"
+                    | "Lease"
+                    | "ClusterRole"
+                    | "ClusterRoleBinding"
+                    | "Role"
+                    | "RoleBinding"
             )
     }
 }
@@ -133,6 +143,62 @@ const BUILTINS: &[Builtin] = &[
         "discovery.k8s.io",
         "EndpointSlice",
         "endpointslices",
+        true,
+        &[],
+        false,
+        false,
+    ),
+    // What the krt controller needs: shard Leases, the events it reports, and the RBAC that
+    // `krt controller install` applies (krt-sim serves no other coordination, events or RBAC kinds).
+    b(
+        "coordination.k8s.io",
+        "Lease",
+        "leases",
+        true,
+        &[],
+        false,
+        false,
+    ),
+    b(
+        "events.k8s.io",
+        "Event",
+        "events",
+        true,
+        &["ev"],
+        false,
+        false,
+    ),
+    b(
+        "rbac.authorization.k8s.io",
+        "ClusterRole",
+        "clusterroles",
+        false,
+        &[],
+        false,
+        false,
+    ),
+    b(
+        "rbac.authorization.k8s.io",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+        false,
+        &[],
+        false,
+        false,
+    ),
+    b(
+        "rbac.authorization.k8s.io",
+        "Role",
+        "roles",
+        true,
+        &[],
+        false,
+        false,
+    ),
+    b(
+        "rbac.authorization.k8s.io",
+        "RoleBinding",
+        "rolebindings",
         true,
         &[],
         false,

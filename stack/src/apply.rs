@@ -30,11 +30,14 @@ pub struct ApplySettings {
     pub wait: Option<WatchRequest>,
     /// How recorded resources that left the input are deleted.
     pub delete: DeleteRequest,
+    /// Delete recorded resources that left the input; `false` forgets them
+    /// from the state and leaves them in the cluster (orphans them).
+    pub prune: bool,
 }
 
 impl Default for ApplySettings {
     /// Server-side apply as `krt`, 16 resources at a time, each waited for
-    /// up to 5 minutes to become healthy, as `krt apply` does.
+    /// up to 5 minutes to become healthy, pruning, as `krt apply` does.
     fn default() -> Self {
         ApplySettings {
             options: ApplyOptions::default(),
@@ -44,6 +47,7 @@ impl Default for ApplySettings {
                 ..WatchRequest::default()
             }),
             delete: DeleteRequest::default(),
+            prune: true,
         }
     }
 }
@@ -142,7 +146,8 @@ impl<R: Runtime> Walk<'_, R> {
 /// Applies `plan` (made for `stack`): every resource in dependency order, at
 /// most `settings.concurrency` at a time, each recorded in `state` once
 /// written; a failed resource skips what depends on it. Then deletes the
-/// plan's recorded resources that left the input, dependents first.
+/// plan's recorded resources that left the input, dependents first (or, when
+/// `settings.prune` is off, only forgets them).
 ///
 /// Returns a report per resource: the stack's, in dependency order, then the
 /// deletes. Call [`Recorder::flush`] afterwards to save what is not saved yet.
@@ -181,7 +186,11 @@ pub async fn apply<R: Runtime>(
         .iter()
         .filter_map(|&i| reports[i].take())
         .collect();
-    if !plan.deletes.is_empty() {
+    if !settings.prune {
+        for orphan in &plan.deletes {
+            state.remove(&orphan.id);
+        }
+    } else if !plan.deletes.is_empty() {
         let deletes = Stack::recorded(plan.deletes.clone());
         let mut deleted = destroy(
             runtime,
