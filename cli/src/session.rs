@@ -42,8 +42,9 @@ pub fn local_backend(global: &GlobalArgs) -> LocalBackend {
     LocalBackend::new(&global.state_dir)
 }
 
-/// How the global options choose the cluster.
-pub fn connect_options(global: &GlobalArgs) -> ConnectOptions {
+/// How the global options choose the cluster, with at most `max_in_flight`
+/// requests at once (`None`: the connection's default).
+pub fn connect_options(global: &GlobalArgs, max_in_flight: Option<usize>) -> ConnectOptions {
     ConnectOptions {
         choice: match global.cluster {
             ClusterArg::Auto => ClusterChoice::Auto,
@@ -54,13 +55,15 @@ pub fn connect_options(global: &GlobalArgs) -> ConnectOptions {
         context: global.context.clone(),
         namespace: global.namespace.clone(),
         sim_state: Some(global.sim_state.clone()),
+        max_in_flight,
     }
 }
 
-/// Connects to the cluster, loads the component (with a per-call time limit
-/// above `watch_timeout`) and opens the state backend. The capability policy
-/// covers `scope` and the resources recorded in the stack's state, and allows
-/// writing as `field_manager`.
+/// Connects to the cluster (at most `concurrency` requests in flight, the
+/// ceiling of the adaptive limit), loads the component (with a per-call time
+/// limit above `watch_timeout`, and room for `concurrency` instances at once)
+/// and opens the state backend. The capability policy covers `scope` and the
+/// resources recorded in the stack's state, and allows writing as `field_manager`.
 ///
 /// # Errors
 /// An invalid stack name, no usable cluster, or a component that does not load.
@@ -70,15 +73,19 @@ pub async fn open(
     watch_timeout: Duration,
     scope: &[Resource],
     field_manager: Option<&str>,
+    concurrency: usize,
 ) -> anyhow::Result<Session> {
     check_stack_name(&global.stack)?;
-    let connected = connect(&connect_options(global)).await?;
+    let connected = connect(&connect_options(global, Some(concurrency))).await?;
     printer.note(format!("using {}", connected.description));
     let source = match &global.component {
         Some(path) => ComponentSource::File(path.clone()),
         None => ComponentSource::Default,
     };
     let mut engine = EngineOptions::default();
+    engine.max_instances = engine
+        .max_instances
+        .max(u32::try_from(concurrency).unwrap_or(u32::MAX));
     engine.limits.call_timeout = engine
         .limits
         .call_timeout
@@ -192,6 +199,7 @@ pub async fn open_targets(
     printer: &Printer,
     files: &StateOrInputArgs,
     watch_timeout: Duration,
+    concurrency: usize,
 ) -> anyhow::Result<Option<(Session, State, Targets)>> {
     let input = if files.files.is_empty() {
         None
@@ -208,7 +216,7 @@ pub async fn open_targets(
         .as_ref()
         .map(|s| s.resources.as_slice())
         .unwrap_or_default();
-    let session = open(global, printer, watch_timeout, scope, None).await?;
+    let session = open(global, printer, watch_timeout, scope, None, concurrency).await?;
     let state = session.backend.load(&global.stack).await?;
     let targets = krt_stack::targets(input.as_ref(), &state);
     Ok(Some((session, state, targets)))

@@ -28,7 +28,7 @@ mod runtime;
 mod secret_state;
 mod state;
 
-pub use cluster::KubeCluster;
+pub use cluster::{DEFAULT_MAX_IN_FLIGHT, KubeCluster, LimitStats};
 pub use connect::{ClusterChoice, ConnectOptions, Connected, connect};
 pub use engine::{
     ComponentSource, DEFAULT_COMPONENT, EngineOptions, WIT_VERSION, build_engine,

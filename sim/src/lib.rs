@@ -27,14 +27,17 @@
 //! ```
 
 pub mod api;
+mod canonical;
 mod cluster;
 mod controllers;
+mod crd;
 mod defaults;
 mod discovery;
 mod guest_cluster;
 mod lifecycle;
 mod meta;
 mod openapi;
+mod quantity;
 mod registry;
 mod request;
 mod routes;
@@ -50,4 +53,4 @@ mod watch;
 
 pub use guest_cluster::{GuestCluster, GuestWatch};
 #[cfg(feature = "server")]
-pub use server::{Fault, FaultAction, Sim, SimConfig, SimError};
+pub use server::{Fault, FaultAction, RequestCounts, Sim, SimConfig, SimError};

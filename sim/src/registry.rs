@@ -37,28 +37,33 @@ impl ResourceType {
         }
     }
 
-    /// Whether writes maintain `metadata.generation` (everything with a spec to observe).
+    /// Whether writes maintain `metadata.generation`: custom resources, and the built-in kinds
+    /// whose registry sets it (those with a spec a controller reports observing).
     pub fn tracks_generation(&self) -> bool {
         self.custom
-            || !matches!(
+            || matches!(
                 self.kind.as_str(),
-                "Namespace"
-                    | "ConfigMap"
-                    | "Secret"
-                    | "ServiceAccount"
-                    | "Event"
-                    | "Endpoints"
-                    | "Lease"
-                    | "ClusterRole"
-                    | "ClusterRoleBinding"
-                    | "Role"
-                    | "RoleBinding"
+                "Deployment"
+                    | "ReplicaSet"
+                    | "StatefulSet"
+                    | "DaemonSet"
+                    | "Job"
+                    | "CronJob"
+                    | "Pod"
+                    | "Ingress"
+                    | "IngressClass"
+                    | "NetworkPolicy"
+                    | "PodDisruptionBudget"
+                    | "HorizontalPodAutoscaler"
+                    | "EndpointSlice"
+                    | "CustomResourceDefinition"
             )
     }
 }
 
 struct Builtin {
     group: &'static str,
+    version: &'static str,
     kind: &'static str,
     plural: &'static str,
     namespaced: bool,
@@ -148,8 +153,63 @@ const BUILTINS: &[Builtin] = &[
         false,
         false,
     ),
-    // What the krt controller needs: shard Leases, the events it reports, and the RBAC that
-    // `krt controller install` applies (krt-sim serves no other coordination, events or RBAC kinds).
+    b(
+        "networking.k8s.io",
+        "NetworkPolicy",
+        "networkpolicies",
+        true,
+        &["netpol"],
+        false,
+        false,
+    ),
+    b(
+        "networking.k8s.io",
+        "IngressClass",
+        "ingressclasses",
+        false,
+        &[],
+        false,
+        false,
+    ),
+    b(
+        "policy",
+        "PodDisruptionBudget",
+        "poddisruptionbudgets",
+        true,
+        &["pdb"],
+        true,
+        false,
+    ),
+    Builtin {
+        version: "v2",
+        ..b(
+            "autoscaling",
+            "HorizontalPodAutoscaler",
+            "horizontalpodautoscalers",
+            true,
+            &["hpa"],
+            true,
+            false,
+        )
+    },
+    b(
+        "",
+        "PersistentVolume",
+        "persistentvolumes",
+        false,
+        &["pv"],
+        true,
+        false,
+    ),
+    b(
+        "storage.k8s.io",
+        "StorageClass",
+        "storageclasses",
+        false,
+        &["sc"],
+        false,
+        false,
+    ),
     b(
         "coordination.k8s.io",
         "Lease",
@@ -159,12 +219,14 @@ const BUILTINS: &[Builtin] = &[
         false,
         false,
     ),
+    // What the krt controller needs beyond these: the events.k8s.io Events it reports, and the
+    // RBAC kinds `krt controller install --apply` writes.
     b(
         "events.k8s.io",
         "Event",
         "events",
         true,
-        &["ev"],
+        &[],
         false,
         false,
     ),
@@ -226,6 +288,7 @@ const fn b(
 ) -> Builtin {
     Builtin {
         group,
+        version: "v1",
         kind,
         plural,
         namespaced,
@@ -241,7 +304,7 @@ pub fn builtins() -> Vec<ResourceType> {
         .iter()
         .map(|b| ResourceType {
             group: b.group.into(),
-            version: "v1".into(),
+            version: b.version.into(),
             kind: b.kind.into(),
             plural: b.plural.into(),
             singular: b.kind.to_lowercase(),
