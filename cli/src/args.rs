@@ -2,8 +2,8 @@
 //! logging, and the dispatch to `commands/`.
 
 use crate::commands::{
-    ApplyCommand, ControllerCommand, DestroyCommand, DriftCommand, ImportCommand, PreviewCommand, ReadCommand,
-    StateCommand, WatchCommand,
+    ApplyCommand, ControllerCommand, DestroyCommand, DriftCommand, ImportCommand, PreviewCommand,
+    ReadCommand, StateCommand, WatchCommand,
 };
 use crate::output::{OutputFormat, Printer};
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};

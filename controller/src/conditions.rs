@@ -130,7 +130,10 @@ mod tests {
         };
         let c = conditions(&c, &ready, 4);
         assert_eq!(c.len(), 1);
-        assert_eq!((c[0].type_.as_str(), c[0].status.as_str()), ("Ready", "True"));
+        assert_eq!(
+            (c[0].type_.as_str(), c[0].status.as_str()),
+            ("Ready", "True")
+        );
     }
 
     #[test]

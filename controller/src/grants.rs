@@ -87,7 +87,11 @@ impl Grants {
     pub fn policy_for(&self, namespace: &str) -> Policy {
         let mut namespaces = vec![namespace.to_owned()];
         let mut cluster_scoped = false;
-        for grant in self.grants.iter().filter(|g| glob::any(&g.stacks, namespace)) {
+        for grant in self
+            .grants
+            .iter()
+            .filter(|g| glob::any(&g.stacks, namespace))
+        {
             namespaces.extend(grant.namespaces.iter().cloned());
             cluster_scoped |= grant.cluster_scoped;
         }

@@ -94,7 +94,10 @@ pub fn status_params() -> PatchParams {
 
 /// The `status.inventory` patch for `ids`.
 pub fn inventory_patch(ids: &[String]) -> Value {
-    let entries: Vec<InventoryEntry> = ids.iter().map(|id| InventoryEntry { id: id.clone() }).collect();
+    let entries: Vec<InventoryEntry> = ids
+        .iter()
+        .map(|id| InventoryEntry { id: id.clone() })
+        .collect();
     json!({"status": {"inventory": entries, "inventoryCount": ids.len()}})
 }
 

@@ -185,10 +185,11 @@ impl StackController {
         // shards are skipped at once).
         let trigger = acquired.map(move |()| forget.forget_done());
         let mut stopping = stop_rx.clone();
-        let controller = Controller::new(kube::Api::<Stack>::all(client), watcher::Config::default())
-            .with_config(controller::Config::default().concurrency(settings.concurrency))
-            .reconcile_all_on(trigger)
-            .graceful_shutdown_on(async move { shards::stopped(&mut stopping).await });
+        let controller =
+            Controller::new(kube::Api::<Stack>::all(client), watcher::Config::default())
+                .with_config(controller::Config::default().concurrency(settings.concurrency))
+                .reconcile_all_on(trigger)
+                .graceful_shutdown_on(async move { shards::stopped(&mut stopping).await });
         let store = controller.store();
         if let Some(listener) = metrics_listener {
             let depth_ctx = ctx.clone();

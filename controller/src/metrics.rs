@@ -156,7 +156,10 @@ pub async fn serve(
                 let (metrics, refresh) = (metrics.clone(), refresh.clone());
                 async move {
                     refresh();
-                    ([(CONTENT_TYPE, prometheus_text::CONTENT_TYPE)], metrics.encode())
+                    (
+                        [(CONTENT_TYPE, prometheus_text::CONTENT_TYPE)],
+                        metrics.encode(),
+                    )
                         .into_response()
                 }
             }),
@@ -174,7 +177,9 @@ mod tests {
         let m = Metrics::default();
         m.reconciled("ready", None, Duration::from_millis(20));
         m.reconciled("stalled", Some("PolicyDenied"), Duration::from_millis(3));
-        m.writes.get_or_create(&ActionLabel { action: "created" }).inc_by(5);
+        m.writes
+            .get_or_create(&ActionLabel { action: "created" })
+            .inc_by(5);
         m.queue_depth.set(2);
         let text = m.encode();
         for line in [

@@ -112,7 +112,10 @@ pub fn plan_failed(plan: &Plan, stack: &krt_stack::Stack) -> Verdict {
             let status = plan.planned[i].status.as_ref().filter(|s| s.is_error())?;
             let fatal = !status.retryable && status.code != StatusCode::Unreachable;
             Some((
-                format!("{}: {}: {}", stack.resources[i].id, status.reason, status.message),
+                format!(
+                    "{}: {}: {}",
+                    stack.resources[i].id, status.reason, status.message
+                ),
                 fatal,
             ))
         })

@@ -20,7 +20,7 @@ use krt_host::{ComponentRuntime, KubeCluster};
 use krt_stack::model::{
     ApplyMode as RuntimeMode, ApplyOptions, DeleteRequest, ReadOptions, WatchRequest,
 };
-use krt_stack::{ApplySettings, Outcome, Recorder, StateBackend, StateError, TracingSink};
+use krt_stack::{ApplySettings, Outcome, Recorder, StateBackend, StateError, TracingSink, WaitFor};
 use kube::api::Api;
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Recorder as EventRecorder};
@@ -261,7 +261,8 @@ pub async fn reconcile(stack: Arc<Stack>, ctx: Arc<Context>) -> Result<Action, R
 pub fn error_policy(stack: Arc<Stack>, error: &ReconcileError, ctx: Arc<Context>) -> Action {
     let message = chain_message(error);
     tracing::warn!(stack = %format!("{}/{}", stack.namespace_or_default(), stack.name()), error = %message, "reconcile failed; retrying");
-    ctx.metrics.reconciled("error", Some("Error"), Duration::ZERO);
+    ctx.metrics
+        .reconciled("error", Some("Error"), Duration::ZERO);
     Action::requeue(RETRY)
 }
 
@@ -371,6 +372,9 @@ fn settings(stack: &Stack, ctx: &Context, timeout: Duration) -> ApplySettings {
             timeout_ms: u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX),
             default_namespace: namespace.clone(),
         }),
+        // Every resource is waited for until healthy before its dependents
+        // are written, as `krt apply` does.
+        wait_for: WaitFor::All,
         delete: DeleteRequest {
             default_namespace: namespace,
             ..DeleteRequest::default()
@@ -393,8 +397,16 @@ async fn apply(
         Err(message) => {
             let v = stalled("InvalidSpec", message);
             let base = status.current.clone();
-            return conclude(stack, ctx, &mut status, v, base, started, Duration::from_secs(300))
-                .await;
+            return conclude(
+                stack,
+                ctx,
+                &mut status,
+                v,
+                base,
+                started,
+                Duration::from_secs(300),
+            )
+            .await;
         }
     };
     let namespace = stack.namespace_or_default();
@@ -469,18 +481,11 @@ async fn apply(
     if plan.failed() {
         let verdict = outcome::plan_failed(&plan, &graph);
         let base = status.current.clone();
-            return conclude(stack, ctx, &mut status, verdict, base, started, interval).await;
+        return conclude(stack, ctx, &mut status, verdict, base, started, interval).await;
     }
     let recorder = Recorder::new(&backend, state);
-    let reports = krt_stack::apply(
-        &runtime,
-        &graph,
-        &plan,
-        &recorder,
-        &settings,
-        &TracingSink,
-    )
-    .await;
+    let reports =
+        krt_stack::apply(&runtime, &graph, &plan, &recorder, &settings, &TracingSink).await;
     recorder.flush().await.map_err(StepError::State)?;
     let writes = Writes::of(&reports);
     for (action, ids) in writes.by_action() {
@@ -489,7 +494,14 @@ async fn apply(
             .get_or_create(&ActionLabel { action })
             .inc_by(ids.len() as u64);
     }
-    let health = health(&runtime, &graph, &reports, namespace, ctx.resource_concurrency).await;
+    let health = health(
+        &runtime,
+        &graph,
+        &reports,
+        namespace,
+        ctx.resource_concurrency,
+    )
+    .await;
     let verdict = outcome::applied(&reports, &health, &revision, &writes);
     if !writes.is_empty() {
         let reason = if previous_revision.as_deref() == Some(revision.as_str()) {
@@ -506,7 +518,8 @@ async fn apply(
             "left in the cluster, as prune is off: {}",
             outcome::names(&ids)
         );
-        ctx.publish(stack, EventType::Normal, "Orphaned", note).await;
+        ctx.publish(stack, EventType::Normal, "Orphaned", note)
+            .await;
     }
     let ids = backend.ids();
     let mut base = status.current.clone();
@@ -595,7 +608,8 @@ async fn cleanup(stack: &Stack, ctx: &Context, entered: &Entered) -> Result<Acti
             "the Stack was deleted; its resources stay, as prune is off: {}",
             outcome::names(&ids)
         );
-        ctx.publish(stack, EventType::Normal, "Orphaned", note).await;
+        ctx.publish(stack, EventType::Normal, "Orphaned", note)
+            .await;
         return Ok(Action::await_change());
     }
     let policy = ctx.grants.policy_for(namespace);

@@ -81,8 +81,7 @@ pub async fn place(
         );
         let api = match cluster.resolve(&api_version, &kind).await {
             Ok(api) => api,
-            Err(e) if e.code == 404 => match defined.get(&(group_of(&api_version), kind.clone()))
-            {
+            Err(e) if e.code == 404 => match defined.get(&(group_of(&api_version), kind.clone())) {
                 Some(&(namespaced, ref plural)) => ApiResource {
                     group: group_of(&api_version),
                     version: api_version.rsplit('/').next().unwrap_or_default().into(),
@@ -112,7 +111,10 @@ pub async fn place(
             (true, None) => {
                 l.resource.attributes["metadata"]["namespace"] = namespace.into();
                 let id = ResourceId::new(&api_version, &kind, Some(namespace), &name).to_string();
-                renamed.insert(std::mem::replace(&mut l.resource.id, id), l.resource.id.clone());
+                renamed.insert(
+                    std::mem::replace(&mut l.resource.id, id),
+                    l.resource.id.clone(),
+                );
                 Some(namespace.to_owned())
             }
             (true, ns) => ns,

@@ -228,7 +228,12 @@ impl Shards {
     }
 
     /// Competes for shard `i`'s Lease and tracks whether it is held, until `stop`.
-    async fn drive(self: Arc<Self>, i: usize, client: kube::Client, mut stop: watch::Receiver<bool>) {
+    async fn drive(
+        self: Arc<Self>,
+        i: usize,
+        client: kube::Client,
+        mut stop: watch::Receiver<bool>,
+    ) {
         let slot = &self.slots[i];
         let name = shard_lease(i);
         loop {
@@ -308,7 +313,10 @@ impl Shards {
                 }
                 match expiry(lease) {
                     Some(until) if until > now => alive.push(name),
-                    Some(until) if now.duration_since(until).unwrap_or_default() > self.settings.settle() * 5 => {
+                    Some(until)
+                        if now.duration_since(until).unwrap_or_default()
+                            > self.settings.settle() * 5 =>
+                    {
                         // A replica gone for long: its member Lease is garbage.
                         let _ = leases.delete(&name, &DeleteParams::default()).await;
                     }

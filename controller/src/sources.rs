@@ -144,7 +144,10 @@ pub async fn read(
             )));
         }
         for key in keys {
-            add(manifest::parse(&format!("ConfigMap {what} key {key}"), &data[key]));
+            add(manifest::parse(
+                &format!("ConfigMap {what} key {key}"),
+                &data[key],
+            ));
         }
     }
     if !problems.is_empty() {
@@ -193,12 +196,13 @@ async fn component(
     match (&reference.path, &reference.config_map) {
         (Some(path), None) => {
             let path = allowed_path(Path::new(path), component_dirs, at)?;
-            let bytes = tokio::fs::read(&path)
-                .await
-                .map_err(|source| InputError::ReadComponent {
-                    path: path.clone(),
-                    source,
-                })?;
+            let bytes =
+                tokio::fs::read(&path)
+                    .await
+                    .map_err(|source| InputError::ReadComponent {
+                        path: path.clone(),
+                        source,
+                    })?;
             Ok(Component {
                 name: stem(&path.to_string_lossy()),
                 bytes: bytes.into(),
@@ -286,7 +290,8 @@ mod tests {
         let escape = allowed.join("../outside.wasm");
         let err = allowed_path(&escape, &dirs, "spec.component").unwrap_err();
         assert!(
-            err.to_string().contains("is not under the controller's component directories"),
+            err.to_string()
+                .contains("is not under the controller's component directories"),
             "{err}"
         );
         let err = allowed_path(&escape, &[], "spec.component").unwrap_err();

@@ -65,6 +65,11 @@ mod tests {
         let p = patch(&StackStatus::default());
         assert_eq!(p["status"]["lastAppliedRevision"], Value::Null);
         assert_eq!(p["status"]["conditions"], json!([]));
-        assert!(p["status"].as_object().unwrap().contains_key("observedGeneration"));
+        assert!(
+            p["status"]
+                .as_object()
+                .unwrap()
+                .contains_key("observedGeneration")
+        );
     }
 }

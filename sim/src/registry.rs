@@ -221,15 +221,7 @@ const BUILTINS: &[Builtin] = &[
     ),
     // What the krt controller needs beyond these: the events.k8s.io Events it reports, and the
     // RBAC kinds `krt controller install --apply` writes.
-    b(
-        "events.k8s.io",
-        "Event",
-        "events",
-        true,
-        &[],
-        false,
-        false,
-    ),
+    b("events.k8s.io", "Event", "events", true, &[], false, false),
     b(
         "rbac.authorization.k8s.io",
         "ClusterRole",

@@ -1,9 +1,9 @@
 //! `krt controller run|install`: krt as a Kubernetes controller reconciling
 //! Stack resources (krt-controller), and what installs it.
 
-use crate::args::{ExitCode, GlobalArgs, InputArgs};
 use super::ApplyCommand;
 use super::apply::WriteArgs;
+use crate::args::{ExitCode, GlobalArgs, InputArgs};
 use crate::output::Printer;
 use crate::session;
 use anyhow::Context;
@@ -141,7 +141,7 @@ impl RunArgs {
 
     async fn run(self, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<ExitCode> {
         let grants = self.grants()?;
-        let mut options = session::connect_options(global);
+        let mut options = session::connect_options(global, None);
         // A controller runs against a real cluster: never the embedded simulator.
         options.choice = ClusterChoice::Kubeconfig;
         let connected = connect(&options).await?;
@@ -241,6 +241,7 @@ impl InstallArgs {
             yes: true,
             watch: self.watch,
             timeout: Duration::from_secs(300),
+            wait_for: krt_stack::WaitFor::All,
         };
         apply.apply_stack(&global, printer, &stack).await
     }
