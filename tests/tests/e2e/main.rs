@@ -1,7 +1,8 @@
 //! End-to-end tests of krt across the wasm boundary, against `krt-sim`:
 //! the `krt` binary (`cli`), the Rust `Runtime` API (`runtime_api`),
 //! middleware chains in front of the runtime (`middleware`), and the requests
-//! krt needs, counted at the simulator (`requests`).
+//! krt needs, counted at the simulator (`requests`); `krt controller`
+//! processes sharing Stacks (`controller`).
 
 mod apply_semantics;
 mod auth;
@@ -11,6 +12,7 @@ mod cli_policy;
 mod cli_pty;
 mod cli_stack;
 mod conformance;
+mod controller;
 mod faults;
 mod kubeconfig;
 mod logic;
