@@ -157,13 +157,13 @@ fn explain(denial: &Denial, stack_namespace: &str, namespace: Option<&str>, name
     let hint = match denial.rule {
         "namespaces" => format!(
             "a Stack in namespace `{stack_namespace}` may touch only its own namespace unless \
-             the controller grants more (`--allow-namespace {stack_namespace}={}`, or a grant \
+             the controller grants more (`--grant-namespace {stack_namespace}={}`, or a grant \
              in its `--config`)",
             namespace.unwrap_or(name)
         ),
         "clusterScoped" => format!(
             "a Stack may touch cluster-scoped kinds only when the controller grants it \
-             (`--allow-cluster-scoped {stack_namespace}`, or `clusterScoped: true` in a grant \
+             (`--grant-cluster-scoped {stack_namespace}`, or `clusterScoped: true` in a grant \
              of its `--config`)"
         ),
         _ => "the controller's policy does not allow it".to_owned(),

@@ -287,7 +287,7 @@ async fn a_stack_naming_another_namespace_is_stalled_and_changes_nothing() {
     assert!(message.contains("team-b"), "{message}");
     assert!(
         message.contains("may touch only its own namespace")
-            && message.contains("--allow-namespace team-a=team-b"),
+            && message.contains("--grant-namespace team-a=team-b"),
         "{message}"
     );
     assert!(h.config_map("team-b", "theirs").await.is_none());
@@ -308,7 +308,7 @@ async fn a_stack_naming_another_namespace_is_stalled_and_changes_nothing() {
         .await;
     let message = &stalled.condition("Stalled").unwrap().message;
     assert!(
-        message.contains("--allow-cluster-scoped team-a"),
+        message.contains("--grant-cluster-scoped team-a"),
         "{message}"
     );
     assert!(

@@ -47,12 +47,12 @@ pub struct RunArgs {
     pub config: Option<PathBuf>,
     /// Lets the Stacks of namespaces STACKS (glob) touch NAMESPACES (glob)
     /// too. Repeatable.
-    #[arg(long = "allow-namespace", value_name = "STACKS=NAMESPACES", value_parser = parse_grant)]
-    pub allow_namespaces: Vec<(String, String)>,
+    #[arg(long = "grant-namespace", value_name = "STACKS=NAMESPACES", value_parser = parse_grant)]
+    pub grant_namespaces: Vec<(String, String)>,
     /// Lets the Stacks of namespaces STACKS (glob) touch cluster-scoped kinds.
     /// Repeatable.
-    #[arg(long = "allow-cluster-scoped", value_name = "STACKS")]
-    pub allow_cluster_scoped: Vec<String>,
+    #[arg(long = "grant-cluster-scoped", value_name = "STACKS")]
+    pub grant_cluster_scoped: Vec<String>,
     /// A directory whose component files Stacks may name in `path`. Repeatable.
     #[arg(long = "component-dir", value_name = "DIR")]
     pub component_dirs: Vec<PathBuf>,
@@ -67,7 +67,7 @@ pub struct RunArgs {
     pub metrics_address: SocketAddr,
 }
 
-/// A `--allow-namespace` value: `STACKS=NAMESPACES`.
+/// A `--grant-namespace` value: `STACKS=NAMESPACES`.
 fn parse_grant(value: &str) -> Result<(String, String), String> {
     match value.split_once('=') {
         Some((stacks, namespaces)) if !stacks.is_empty() && !namespaces.is_empty() => {
@@ -122,14 +122,14 @@ impl RunArgs {
             Some(path) => Grants::load(path)?,
             None => Grants::default(),
         };
-        for (stacks, namespaces) in &self.allow_namespaces {
+        for (stacks, namespaces) in &self.grant_namespaces {
             grants.grants.push(Grant {
                 stacks: vec![stacks.clone()],
                 namespaces: vec![namespaces.clone()],
                 cluster_scoped: false,
             });
         }
-        for stacks in &self.allow_cluster_scoped {
+        for stacks in &self.grant_cluster_scoped {
             grants.grants.push(Grant {
                 stacks: vec![stacks.clone()],
                 namespaces: Vec::new(),

@@ -1,8 +1,7 @@
 //! End-to-end tests of krt across the wasm boundary, against `krt-sim`:
 //! the `krt` binary (`cli`), the Rust `Runtime` API (`runtime_api`),
 //! middleware chains in front of the runtime (`middleware`), and the requests
-//! krt needs, counted at the simulator (`requests`); `krt controller`
-//! processes sharing Stacks (`controller`).
+//! krt needs, counted at the simulator (`requests`).
 
 mod apply_semantics;
 mod auth;
@@ -12,7 +11,6 @@ mod cli_policy;
 mod cli_pty;
 mod cli_stack;
 mod conformance;
-mod controller;
 mod faults;
 mod kubeconfig;
 mod logic;

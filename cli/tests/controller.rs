@@ -4,11 +4,11 @@
 //! events); killing the one that holds the shards hands them over within the
 //! lease duration.
 
-use crate::support::{SimCluster, krt, krt_spawn};
 use futures::StreamExt;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::events::v1::Event;
+use krt_testkit::{SimCluster, krt, krt_spawn};
 use kube::Api;
 use kube::api::{DynamicObject, Patch, PatchParams, WatchEvent, WatchParams};
 use serde_json::{Value, json};
@@ -101,8 +101,9 @@ fn is_ready(stack: &Value) -> bool {
     ready && stack["status"]["observedGeneration"] == stack["metadata"]["generation"]
 }
 
-/// Polls `probe` every 100 ms until it gives a value; panics after `within`.
-async fn until<T, F, Fut>(what: &str, within: Duration, mut probe: F) -> T
+/// Polls `probe` every 100 ms until it gives a value; panics after
+/// `within`, with the controllers' logs of `dir`.
+async fn until<T, F, Fut>(what: &str, within: Duration, dir: &Path, mut probe: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,
@@ -112,9 +113,24 @@ where
         if let Some(v) = probe().await {
             return v;
         }
-        assert!(started.elapsed() < within, "{what}: not within {within:?}");
+        assert!(
+            started.elapsed() < within,
+            "{what}: not within {within:?}\n{}",
+            logs(dir)
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// The controllers' logs in `dir`.
+fn logs(dir: &Path) -> String {
+    let logs: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    logs.join("\n---\n")
 }
 
 /// Waits until every Stack named is Ready.
@@ -134,16 +150,9 @@ async fn until_ready(cluster: &SimCluster, names: &[String], within: Duration, d
             return;
         }
         if started.elapsed() > within {
-            let logs: Vec<String> = std::fs::read_dir(dir)
-                .unwrap()
-                .filter_map(|e| e.ok())
-                .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
-                .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
-                .collect();
             panic!(
-                "Stacks not Ready within {within:?}: {:?} of {names:?}\n{}",
-                ready,
-                logs.join("\n---\n")
+                "Stacks not Ready within {within:?}: {ready:?} of {names:?}\n{}",
+                logs(dir)
             );
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -323,12 +332,17 @@ async fn two_controller_processes_reconcile_each_stack_exactly_once() {
     let _a = run_controller(&cluster, "replica-a", "2s");
     let _b = run_controller(&cluster, "replica-b", "2s");
     // Both replicas hold two of the four shards once they have balanced.
-    let balanced = until("the shards balanced", Duration::from_secs(60), || async {
-        let h = holders(&cluster).await;
-        let a = h.values().filter(|v| *v == "replica-a").count();
-        let b = h.values().filter(|v| *v == "replica-b").count();
-        (a == 2 && b == 2).then_some(h)
-    })
+    let balanced = until(
+        "the shards balanced",
+        Duration::from_secs(60),
+        cluster.dir(),
+        || async {
+            let h = holders(&cluster).await;
+            let a = h.values().filter(|v| *v == "replica-a").count();
+            let b = h.values().filter(|v| *v == "replica-b").count();
+            (a == 2 && b == 2).then_some(h)
+        },
+    )
     .await;
     let names: Vec<String> = (0..8).map(|i| format!("s{i}")).collect();
     create_stacks(&cluster, &names, &["x", "y"]).await;
@@ -364,6 +378,7 @@ async fn killing_the_active_controller_hands_its_stacks_over_within_the_lease_du
     until(
         "replica-a holds every shard",
         Duration::from_secs(60),
+        cluster.dir(),
         || async {
             let h = holders(&cluster).await;
             (h.len() == 4 && h.values().all(|v| v == "replica-a")).then_some(())
@@ -375,15 +390,20 @@ async fn killing_the_active_controller_hands_its_stacks_over_within_the_lease_du
     until_ready(&cluster, &names, Duration::from_secs(90), cluster.dir()).await;
     let _b = run_controller(&cluster, "replica-b", "3s");
     // replica-b is up (its member Lease), and replica-a still holds everything.
-    until("replica-b is up", Duration::from_secs(30), || async {
-        let leases: Api<Lease> = Api::namespaced(cluster.client.clone(), "krt-system");
-        leases
-            .get_opt("krt-controller-member-replica-b")
-            .await
-            .ok()
-            .flatten()
-            .map(|_| ())
-    })
+    until(
+        "replica-b is up",
+        Duration::from_secs(30),
+        cluster.dir(),
+        || async {
+            let leases: Api<Lease> = Api::namespaced(cluster.client.clone(), "krt-system");
+            leases
+                .get_opt("krt-controller-member-replica-b")
+                .await
+                .ok()
+                .flatten()
+                .map(|_| ())
+        },
+    )
     .await;
     a.start_kill().expect("replica-a is killed");
     a.wait().await.expect("replica-a ends");
@@ -399,6 +419,7 @@ async fn killing_the_active_controller_hands_its_stacks_over_within_the_lease_du
     until(
         "replica-b holds every shard",
         lease + Duration::from_secs(3),
+        cluster.dir(),
         || async {
             let h = holders(&cluster).await;
             (h.len() == 4 && h.values().all(|v| v == "replica-b")).then_some(())
