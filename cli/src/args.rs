@@ -2,8 +2,8 @@
 //! logging, and the dispatch to `commands/`.
 
 use crate::commands::{
-    ApplyCommand, DestroyCommand, DriftCommand, ImportCommand, PreviewCommand, ReadCommand,
-    StateCommand, WatchCommand,
+    ApplyCommand, ControllerCommand, DestroyCommand, DriftCommand, ImportCommand, PreviewCommand,
+    ReadCommand, StateCommand, WatchCommand,
 };
 use crate::output::{OutputFormat, Printer};
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
@@ -197,6 +197,9 @@ pub enum Command {
     /// Inspect and unlock recorded states.
     #[command(subcommand)]
     State(StateCommand),
+    /// Run krt as a Kubernetes controller reconciling Stack resources, or install it.
+    #[command(subcommand)]
+    Controller(ControllerCommand),
 }
 
 /// The input, required.
@@ -250,6 +253,7 @@ impl Cli {
             Command::Watch(cmd) => cmd.execute(global, &printer).await,
             Command::Import(cmd) => cmd.execute(global, &printer).await,
             Command::State(cmd) => cmd.execute(global, &printer).await,
+            Command::Controller(cmd) => cmd.execute(global, &printer).await,
         };
         result.unwrap_or_else(|e| {
             printer.error(format!("{e:#}"));

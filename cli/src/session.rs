@@ -42,6 +42,23 @@ pub fn local_backend(global: &GlobalArgs) -> LocalBackend {
     LocalBackend::new(&global.state_dir)
 }
 
+/// How the global options choose the cluster, with at most `max_in_flight`
+/// requests at once (`None`: the connection's default).
+pub fn connect_options(global: &GlobalArgs, max_in_flight: Option<usize>) -> ConnectOptions {
+    ConnectOptions {
+        choice: match global.cluster {
+            ClusterArg::Auto => ClusterChoice::Auto,
+            ClusterArg::Sim => ClusterChoice::Sim,
+            ClusterArg::Kubeconfig => ClusterChoice::Kubeconfig,
+        },
+        kubeconfig: global.kubeconfig.clone(),
+        context: global.context.clone(),
+        namespace: global.namespace.clone(),
+        sim_state: Some(global.sim_state.clone()),
+        max_in_flight,
+    }
+}
+
 /// Connects to the cluster (at most `concurrency` requests in flight, the
 /// ceiling of the adaptive limit), loads the component (with a per-call time
 /// limit above `watch_timeout`, and room for `concurrency` instances at once)
@@ -59,19 +76,7 @@ pub async fn open(
     concurrency: usize,
 ) -> anyhow::Result<Session> {
     check_stack_name(&global.stack)?;
-    let options = ConnectOptions {
-        choice: match global.cluster {
-            ClusterArg::Auto => ClusterChoice::Auto,
-            ClusterArg::Sim => ClusterChoice::Sim,
-            ClusterArg::Kubeconfig => ClusterChoice::Kubeconfig,
-        },
-        kubeconfig: global.kubeconfig.clone(),
-        context: global.context.clone(),
-        namespace: global.namespace.clone(),
-        sim_state: Some(global.sim_state.clone()),
-        max_in_flight: Some(concurrency),
-    };
-    let connected = connect(&options).await?;
+    let connected = connect(&connect_options(global, Some(concurrency))).await?;
     printer.note(format!("using {}", connected.description));
     let source = match &global.component {
         Some(path) => ComponentSource::File(path.clone()),

@@ -45,11 +45,14 @@ pub struct ApplySettings {
     pub wait_for: WaitFor,
     /// How recorded resources that left the input are deleted.
     pub delete: DeleteRequest,
+    /// Delete recorded resources that left the input; `false` forgets them
+    /// from the state and leaves them in the cluster (orphans them).
+    pub prune: bool,
 }
 
 impl Default for ApplySettings {
     /// Server-side apply as `krt`, 64 resources at a time, each waited for
-    /// up to 5 minutes to become healthy, as `krt apply` does.
+    /// up to 5 minutes to become healthy, pruning, as `krt apply` does.
     fn default() -> Self {
         ApplySettings {
             options: ApplyOptions::default(),
@@ -60,6 +63,7 @@ impl Default for ApplySettings {
             }),
             wait_for: WaitFor::All,
             delete: DeleteRequest::default(),
+            prune: true,
         }
     }
 }
@@ -202,7 +206,8 @@ impl<R: Runtime> Walk<'_, R> {
 /// Applies `plan` (made for `stack`): every resource in dependency order, at
 /// most `settings.concurrency` at a time, each recorded in `state` once
 /// written; a failed resource skips what depends on it. Then deletes the
-/// plan's recorded resources that left the input, dependents first.
+/// plan's recorded resources that left the input, dependents first (or, when
+/// `settings.prune` is off, only forgets them).
 ///
 /// Returns a report per resource: the stack's, in dependency order, then the
 /// deletes. Call [`Recorder::flush`] afterwards to save what is not saved yet.
@@ -241,7 +246,11 @@ pub async fn apply<R: Runtime>(
         .iter()
         .filter_map(|&i| reports[i].take())
         .collect();
-    if !plan.deletes.is_empty() {
+    if !settings.prune {
+        for orphan in &plan.deletes {
+            state.remove(&orphan.id);
+        }
+    } else if !plan.deletes.is_empty() {
         let deletes = Stack::recorded(plan.deletes.clone());
         // What left the input is waited for until gone as long as written
         // resources are waited for until healthy.

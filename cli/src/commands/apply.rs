@@ -97,6 +97,19 @@ impl ApplyCommand {
         let Some(stack) = session::load_stack(&self.input, printer) else {
             return Ok(ExitCode::Failure);
         };
+        self.apply_stack(global, printer, &stack).await
+    }
+
+    /// Applies `stack` as `krt apply` applies its input (`self.input` is not read).
+    ///
+    /// # Errors
+    /// As [`execute`](ApplyCommand::execute).
+    pub async fn apply_stack(
+        &self,
+        global: &GlobalArgs,
+        printer: &Printer,
+        stack: &Stack,
+    ) -> anyhow::Result<ExitCode> {
         let session = session::open(
             global,
             printer,
@@ -107,7 +120,7 @@ impl ApplyCommand {
         )
         .await?;
         let lock = session.backend.lock(&global.stack).await?;
-        let result = self.run(global, printer, &stack, &session).await;
+        let result = self.run(global, printer, stack, &session).await;
         lock.release().await?;
         result
     }
@@ -178,6 +191,7 @@ impl ApplyCommand {
                 default_namespace: global.namespace.clone(),
                 ..DeleteRequest::default()
             },
+            prune: true,
         };
         let all =
             krt_stack::apply(&runtime, stack, &plan, &state, &settings, progress.as_ref()).await;

@@ -2,6 +2,7 @@
 //! runs krt-stack's walk and prints the result.
 
 mod apply;
+mod controller;
 mod destroy;
 mod drift;
 mod import;
@@ -11,6 +12,7 @@ mod state;
 mod watch;
 
 pub use apply::ApplyCommand;
+pub use controller::ControllerCommand;
 pub use destroy::DestroyCommand;
 pub use drift::DriftCommand;
 pub use import::ImportCommand;

@@ -2,7 +2,7 @@
 //! (including none), `?` exactly one; everything else matches itself.
 
 /// Whether `text` matches `pattern`.
-pub(crate) fn matches(pattern: &str, text: &str) -> bool {
+pub fn matches(pattern: &str, text: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = text.chars().collect();
     // Iterative matcher with single-star backtracking: linear in practice.
@@ -27,7 +27,7 @@ pub(crate) fn matches(pattern: &str, text: &str) -> bool {
 }
 
 /// Whether any of `patterns` matches `text`.
-pub(crate) fn any(patterns: &[String], text: &str) -> bool {
+pub fn any(patterns: &[String], text: &str) -> bool {
     patterns.iter().any(|p| matches(p, text))
 }
 

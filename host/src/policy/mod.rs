@@ -9,7 +9,7 @@
 //! being applied ([`Policy::for_resources`], krt's default); its fields are
 //! public, so a command line or a controller can widen or narrow it.
 
-mod glob;
+pub mod glob;
 
 use krt_guest::model::{ApiResource, Resource};
 use serde::{Deserialize, Serialize};

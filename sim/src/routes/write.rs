@@ -299,7 +299,7 @@ pub fn patch(
         "application/json-patch+json" => {
             let ops: json_patch::Patch = serde_json::from_slice(body)
                 .map_err(|e| ApiError::bad_request(format!("error decoding JSON patch: {e}")))?;
-            json_patch::patch(&mut object, &ops).map_err(|e| {
+            json_patch_apply(&mut object, &ops).map_err(|e| {
                 ApiError::new(
                     422,
                     "Invalid",
@@ -581,9 +581,49 @@ fn commit(
     Ok(state.put(key.clone(), object))
 }
 
+/// Applies a JSON patch as kube-apiserver's (evanphx/json-patch) does: all or
+/// nothing, and a `test` of `null` passes where the path is missing (kube-rs's
+/// finalizer helper tests `/metadata/finalizers` so before adding the first).
+fn json_patch_apply(
+    object: &mut Value,
+    ops: &json_patch::Patch,
+) -> Result<(), json_patch::PatchError> {
+    let mut patched = object.clone();
+    for (i, op) in ops.0.iter().enumerate() {
+        if let json_patch::PatchOperation::Test(test) = op
+            && test.value.is_null()
+            && patched.pointer(test.path.as_str()).is_none()
+        {
+            continue;
+        }
+        json_patch::patch(&mut patched, std::slice::from_ref(op)).map_err(|mut e| {
+            e.operation = i;
+            e
+        })?;
+    }
+    *object = patched;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_json_patch_test_of_null_passes_on_a_missing_path_only() {
+        let ops: json_patch::Patch = serde_json::from_value(json!([
+            {"op": "test", "path": "/metadata/finalizers", "value": null},
+            {"op": "add", "path": "/metadata/finalizers", "value": ["a/b"]},
+        ]))
+        .unwrap();
+        let mut object = json!({"metadata": {"name": "x"}});
+        json_patch_apply(&mut object, &ops).unwrap();
+        assert_eq!(object["metadata"]["finalizers"], json!(["a/b"]));
+        let before = object.clone();
+        let err = json_patch_apply(&mut object, &ops).unwrap_err();
+        assert_eq!(err.operation, 0);
+        assert_eq!(object, before, "nothing is applied");
+    }
 
     #[test]
     fn content_ignores_only_what_the_server_restamps() {

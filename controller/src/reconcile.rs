@@ -1,0 +1,692 @@
+//! One reconcile of one Stack, as kube-runtime's `Controller` calls it:
+//! skip Stacks of shards this replica does not hold; keep the finalizer
+//! (`kube::runtime::finalizer`); read the inputs, place and check them, then
+//! plan and apply them through the Stack's component chain under its policy
+//! with krt-stack, recording the inventory in the status; report health,
+//! conditions and Events. Deleting a Stack destroys its inventory.
+
+use crate::conditions::{self, Verdict};
+use crate::crd::{ApplyMode, FIELD_MANAGER, InventoryEntry, ResourceHealth, Stack, StackStatus};
+use crate::grants::Grants;
+use crate::inventory::StatusBackend;
+use crate::metrics::{ActionLabel, Metrics};
+use crate::outcome::{self, Writes};
+use crate::runtimes::Runtimes;
+use crate::scope::{self, DiscoveryError};
+use crate::shards::{Entered, Shards};
+use crate::sources::{self, Chain, InputError};
+use crate::status::StatusWriter;
+use krt_host::{ComponentRuntime, KubeCluster};
+use krt_stack::model::{
+    ApplyMode as RuntimeMode, ApplyOptions, DeleteRequest, ReadOptions, WatchRequest,
+};
+use krt_stack::{ApplySettings, Outcome, Recorder, StateBackend, StateError, TracingSink, WaitFor};
+use kube::api::Api;
+use kube::runtime::controller::Action;
+use kube::runtime::events::{Event, EventType, Recorder as EventRecorder};
+use kube::runtime::finalizer::{self, finalizer};
+use kube::{Resource, ResourceExt};
+use sha2::{Digest, Sha256};
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// The longest `spec.timeout` a Stack may ask for.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How soon a Stack whose resources are still converging is looked at again
+/// (unless its interval is shorter).
+const RECHECK: Duration = Duration::from_secs(5);
+
+/// How soon a reconcile that failed on an error (not a condition) is retried.
+pub const RETRY: Duration = Duration::from_secs(5);
+
+/// A failure that ends a reconcile early; the Controller retries it after [`RETRY`].
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    /// A ConfigMap or component file could not be read.
+    #[error("reading the Stack's inputs failed")]
+    Input(#[source] InputError),
+    /// Discovery failed.
+    #[error(transparent)]
+    Discovery(DiscoveryError),
+    /// The status could not be written.
+    #[error("writing the Stack's status failed")]
+    Status(#[source] kube::Error),
+    /// The inventory could not be saved.
+    #[error("saving the Stack's inventory failed")]
+    State(#[source] StateError),
+    /// Some resources could not be deleted; the finalizer stays.
+    #[error("deleting the Stack's resources failed: {0}")]
+    Cleanup(String),
+}
+
+/// The error of a reconcile.
+pub type ReconcileError = finalizer::Error<StepError>;
+
+/// When a Stack was last reconciled to the end by this replica.
+#[derive(Debug, Clone, Copy)]
+struct Done {
+    generation: Option<i64>,
+    at: Instant,
+    /// When it is due again, from `at`.
+    wait: Duration,
+}
+
+/// What every reconcile shares.
+pub struct Context {
+    /// The client (Stack objects, ConfigMaps, Events).
+    pub client: kube::Client,
+    /// The cluster the sandbox reaches.
+    pub cluster: Arc<KubeCluster>,
+    /// Compiled component chains.
+    pub runtimes: Runtimes,
+    /// What Stacks may touch beyond their namespace.
+    pub grants: Grants,
+    /// Where `spec.component.path` may point.
+    pub component_dirs: Vec<PathBuf>,
+    /// Which shards this replica holds.
+    pub shards: Arc<Shards>,
+    /// The metrics.
+    pub metrics: Arc<Metrics>,
+    /// Publishes Events about Stacks.
+    pub events: EventRecorder,
+    /// Resources worked on at once within one Stack.
+    pub resource_concurrency: usize,
+    done: Mutex<HashMap<(String, String), Done>>,
+    running: Mutex<HashSet<(String, String)>>,
+}
+
+impl Context {
+    /// A context; nothing reconciled yet.
+    #[expect(clippy::too_many_arguments, reason = "one field each, built once")]
+    pub fn new(
+        client: kube::Client,
+        cluster: Arc<KubeCluster>,
+        runtimes: Runtimes,
+        grants: Grants,
+        component_dirs: Vec<PathBuf>,
+        shards: Arc<Shards>,
+        metrics: Arc<Metrics>,
+        events: EventRecorder,
+        resource_concurrency: usize,
+    ) -> Self {
+        Context {
+            client,
+            cluster,
+            runtimes,
+            grants,
+            component_dirs,
+            shards,
+            metrics,
+            events,
+            resource_concurrency: resource_concurrency.max(1),
+            done: Mutex::new(HashMap::new()),
+            running: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// Forgets when Stacks were last reconciled, so that each is reconciled
+    /// at its next trigger (a shard just moved here).
+    pub fn forget_done(&self) {
+        self.done
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
+    /// How many Stacks of the shards held here are due and not running: new
+    /// generations, deletions, and intervals that have passed.
+    pub fn queue_depth<'a>(&self, stacks: impl Iterator<Item = &'a Stack>) -> usize {
+        let done = self.done.lock().unwrap_or_else(PoisonError::into_inner);
+        let running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        stacks
+            .filter(|s| {
+                let key = key(s);
+                if !self.shards.holds(self.shards.of(&key.0, &key.1)) || running.contains(&key) {
+                    return false;
+                }
+                let deleting = s.metadata.deletion_timestamp.is_some();
+                deleting
+                    || done.get(&key).is_none_or(|d| {
+                        d.generation != s.metadata.generation || d.at.elapsed() >= d.wait
+                    })
+            })
+            .count()
+    }
+
+    /// How long until `stack` is due, when it was reconciled to the end at its
+    /// current generation and its wait has not passed.
+    fn not_due(&self, stack: &Stack) -> Option<Duration> {
+        let done = self.done.lock().unwrap_or_else(PoisonError::into_inner);
+        let d = done.get(&key(stack))?;
+        (d.generation == stack.metadata.generation)
+            .then(|| d.wait.checked_sub(d.at.elapsed()))
+            .flatten()
+            .filter(|left| !left.is_zero())
+    }
+
+    fn finished(&self, stack: &Stack, wait: Duration) {
+        self.done
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                key(stack),
+                Done {
+                    generation: stack.metadata.generation,
+                    at: Instant::now(),
+                    wait,
+                },
+            );
+    }
+
+    fn running(&self, stack: &Stack, on: bool) {
+        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        if on {
+            running.insert(key(stack));
+        } else {
+            running.remove(&key(stack));
+        }
+        self.metrics.in_flight.set(running.len() as i64);
+    }
+
+    async fn publish(&self, stack: &Stack, type_: EventType, reason: &str, note: String) {
+        let event = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(truncate(note, 1000)),
+            action: "Reconcile".into(),
+            secondary: None,
+        };
+        if let Err(e) = self.events.publish(&event, &stack.object_ref(&())).await {
+            tracing::warn!(error = %e, stack = %stack.name_any(), "cannot publish an Event");
+        }
+    }
+}
+
+fn key(stack: &Stack) -> (String, String) {
+    (
+        stack.namespace_or_default().to_owned(),
+        stack.name().to_owned(),
+    )
+}
+
+fn truncate(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut at = max.saturating_sub(3);
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        text.truncate(at);
+        text.push_str("...");
+    }
+    text
+}
+
+/// Reconciles `stack` (kube-runtime's reconcile function).
+///
+/// # Errors
+/// A [`StepError`] (or a finalizer write that failed): the Controller retries.
+pub async fn reconcile(stack: Arc<Stack>, ctx: Arc<Context>) -> Result<Action, ReconcileError> {
+    let (namespace, name) = key(&stack);
+    let shard = ctx.shards.of(&namespace, &name);
+    let Some(entered) = ctx.shards.enter(shard).await else {
+        // Another replica's: reconciled here again once this replica takes the shard.
+        return Ok(Action::await_change());
+    };
+    let deleting = stack.metadata.deletion_timestamp.is_some();
+    if !deleting && let Some(left) = ctx.not_due(&stack) {
+        return Ok(Action::requeue(left));
+    }
+    tracing::debug!(stack = %format!("{namespace}/{name}"), shard, "reconciling");
+    ctx.running(&stack, true);
+    let started = Instant::now();
+    let api: Api<Stack> = Api::namespaced(ctx.client.clone(), &namespace);
+    let result = finalizer(&api, crate::crd::FINALIZER, stack.clone(), |event| {
+        let (ctx, entered) = (&ctx, &entered);
+        async move {
+            match event {
+                finalizer::Event::Apply(stack) => apply(&stack, ctx, entered, started).await,
+                finalizer::Event::Cleanup(stack) => cleanup(&stack, ctx, entered).await,
+            }
+        }
+    })
+    .await;
+    ctx.running(&stack, false);
+    result
+}
+
+/// kube-runtime's error policy: count the failure and retry after [`RETRY`].
+pub fn error_policy(stack: Arc<Stack>, error: &ReconcileError, ctx: Arc<Context>) -> Action {
+    let message = chain_message(error);
+    tracing::warn!(stack = %format!("{}/{}", stack.namespace_or_default(), stack.name()), error = %message, "reconcile failed; retrying");
+    ctx.metrics
+        .reconciled("error", Some("Error"), Duration::ZERO);
+    Action::requeue(RETRY)
+}
+
+/// The Stack's `interval` and `timeout`.
+fn durations(stack: &Stack) -> Result<(Duration, Duration), String> {
+    let parse = |field: &str, text: &str| {
+        humantime::parse_duration(text)
+            .map_err(|e| format!("spec.{field} '{text}' is not a duration such as 30s or 5m: {e}"))
+    };
+    let interval = parse("interval", &stack.spec.interval)?;
+    let timeout = parse("timeout", &stack.spec.timeout)?;
+    if interval < Duration::from_secs(1) {
+        return Err(format!(
+            "spec.interval '{}' is shorter than 1s",
+            stack.spec.interval
+        ));
+    }
+    if timeout > MAX_TIMEOUT {
+        return Err(format!(
+            "spec.timeout '{}' is longer than {}",
+            stack.spec.timeout,
+            humantime::format_duration(MAX_TIMEOUT)
+        ));
+    }
+    Ok((interval, timeout))
+}
+
+/// The revision of the inputs: a digest of the placed resources, the chain
+/// and the settings that change what is applied.
+fn revision(graph: &krt_stack::Stack, chain: &Chain, stack: &Stack) -> String {
+    let mut h = Sha256::new();
+    for r in &graph.resources {
+        h.update(r.id.as_bytes());
+        h.update(serde_json::to_vec(&r.attributes).unwrap_or_default());
+        h.update(r.depends_on.join(",").as_bytes());
+        h.update(b"\0");
+    }
+    h.update(chain.digest().as_bytes());
+    h.update(format!("{:?}/{}", stack.spec.mode, stack.spec.prune).as_bytes());
+    format!("sha256:{}", sources::hex(&h.finalize()))
+}
+
+/// The status for `verdict`, from `current`.
+fn with_verdict(current: &StackStatus, verdict: &Verdict, generation: i64) -> StackStatus {
+    StackStatus {
+        conditions: conditions::conditions(&current.conditions, verdict, generation),
+        observed_generation: Some(generation),
+        ..current.clone()
+    }
+}
+
+/// Writes `verdict` onto `base` (the status to write besides the
+/// conditions), publishes a Warning Event when a failure is new, counts the
+/// reconcile and ends it: the Stack is due again after `wait`.
+async fn conclude(
+    stack: &Stack,
+    ctx: &Context,
+    status: &mut StatusWriter,
+    verdict: Verdict,
+    base: StackStatus,
+    started: Instant,
+    wait: Duration,
+) -> Result<Action, StepError> {
+    let generation = stack.metadata.generation.unwrap_or_default();
+    let changed = stack
+        .condition(conditions::READY)
+        .is_none_or(|c| c.reason != verdict.reason() || c.message != verdict.message());
+    let desired = StackStatus {
+        conditions: conditions::conditions(&base.conditions, &verdict, generation),
+        observed_generation: Some(generation),
+        ..base
+    };
+    status.write(desired).await.map_err(StepError::Status)?;
+    let (result, type_) = match &verdict {
+        Verdict::Ready { .. } => ("ready", EventType::Normal),
+        Verdict::Progressing { .. } => ("progressing", EventType::Normal),
+        Verdict::Failed { .. } => ("failed", EventType::Warning),
+        Verdict::Stalled { .. } => ("stalled", EventType::Warning),
+    };
+    if changed && type_ == EventType::Warning {
+        ctx.publish(stack, type_, verdict.reason(), verdict.message().to_owned())
+            .await;
+    }
+    let reason = (!matches!(verdict, Verdict::Ready { .. })).then(|| verdict.reason());
+    ctx.metrics.reconciled(result, reason, started.elapsed());
+    ctx.finished(stack, wait);
+    Ok(Action::requeue(wait))
+}
+
+/// The settings of the apply walk.
+fn settings(stack: &Stack, ctx: &Context, timeout: Duration) -> ApplySettings {
+    let namespace = Some(stack.namespace_or_default().to_owned());
+    ApplySettings {
+        options: ApplyOptions {
+            mode: match stack.spec.mode {
+                ApplyMode::ServerSide => RuntimeMode::ServerSide,
+                ApplyMode::ClientSide => RuntimeMode::ClientSideThreeWay,
+            },
+            field_manager: Some(FIELD_MANAGER.into()),
+            // Fields changed by others are taken back: that is drift correction.
+            force: true,
+            default_namespace: namespace.clone(),
+            ..ApplyOptions::default()
+        },
+        concurrency: ctx.resource_concurrency,
+        wait: Some(WatchRequest {
+            timeout_ms: u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX),
+            default_namespace: namespace.clone(),
+        }),
+        // Every resource is waited for until healthy before its dependents
+        // are written, as `krt apply` does.
+        wait_for: WaitFor::All,
+        delete: DeleteRequest {
+            default_namespace: namespace,
+            ..DeleteRequest::default()
+        },
+        prune: stack.spec.prune,
+    }
+}
+
+/// Applies the Stack's spec.
+async fn apply(
+    stack: &Stack,
+    ctx: &Context,
+    entered: &Entered,
+    started: Instant,
+) -> Result<Action, StepError> {
+    let mut status = StatusWriter::new(ctx.client.clone(), stack);
+    let stalled = |reason, message| Verdict::Stalled { reason, message };
+    let (interval, timeout) = match durations(stack) {
+        Ok(d) => d,
+        Err(message) => {
+            let v = stalled("InvalidSpec", message);
+            let base = status.current.clone();
+            return conclude(
+                stack,
+                ctx,
+                &mut status,
+                v,
+                base,
+                started,
+                Duration::from_secs(300),
+            )
+            .await;
+        }
+    };
+    let namespace = stack.namespace_or_default();
+    let inputs = match sources::read(&ctx.client, stack, &ctx.component_dirs).await {
+        Ok(inputs) => inputs,
+        Err(e) => {
+            let verdict = match e {
+                InputError::InvalidSpec(m) => stalled("InvalidSpec", m),
+                InputError::InvalidManifests(p) => stalled("InvalidManifests", p.join("; ")),
+                InputError::SourceNotFound(m) => Verdict::Failed {
+                    reason: "SourceNotFound",
+                    message: m,
+                },
+                e @ InputError::ReadComponent { .. } => Verdict::Failed {
+                    reason: "ComponentUnavailable",
+                    message: chain_message(&e),
+                },
+                e @ InputError::Kube { .. } => return Err(StepError::Input(e)),
+            };
+            let base = status.current.clone();
+            return conclude(stack, ctx, &mut status, verdict, base, started, interval).await;
+        }
+    };
+    let policy = ctx.grants.policy_for(namespace);
+    let placed = scope::place(&ctx.cluster, namespace, inputs.loaded, &policy)
+        .await
+        .map_err(StepError::Discovery)?;
+    let graph = match placed {
+        Ok(graph) => graph,
+        Err(refusal) => {
+            let v = stalled(refusal.reason(), refusal.to_string());
+            let base = status.current.clone();
+            return conclude(stack, ctx, &mut status, v, base, started, interval).await;
+        }
+    };
+    let revision = revision(&graph, &inputs.chain, stack);
+    let runtime = match ctx.runtimes.get(&inputs.chain, policy).await {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            let v = stalled("ComponentInvalid", chain_message(&e));
+            let base = status.current.clone();
+            return conclude(stack, ctx, &mut status, v, base, started, interval).await;
+        }
+    };
+    let generation = stack.metadata.generation.unwrap_or_default();
+    let new_work = status.current.observed_generation != Some(generation)
+        || status.current.last_attempted_revision.as_deref() != Some(revision.as_str());
+    if new_work {
+        let verdict = Verdict::Progressing {
+            reason: "Reconciling",
+            message: format!("applying revision {revision}"),
+        };
+        let mut desired = with_verdict(&status.current, &verdict, generation);
+        desired.last_attempted_revision = Some(revision.clone());
+        status.write(desired).await.map_err(StepError::Status)?;
+    }
+    let previous_revision = status.current.last_applied_revision.clone();
+    let backend = StatusBackend::new(ctx.client.clone(), stack, entered.held.clone());
+    let state = backend
+        .read_state(stack.name())
+        .await
+        .map_err(StepError::State)?;
+    let settings = settings(stack, ctx, timeout);
+    let plan = krt_stack::plan(
+        &runtime,
+        &graph,
+        &state,
+        &settings.options,
+        settings.concurrency,
+    )
+    .await;
+    if plan.failed() {
+        let verdict = outcome::plan_failed(&plan, &graph);
+        let base = status.current.clone();
+        return conclude(stack, ctx, &mut status, verdict, base, started, interval).await;
+    }
+    let recorder = Recorder::new(&backend, state);
+    let reports =
+        krt_stack::apply(&runtime, &graph, &plan, &recorder, &settings, &TracingSink).await;
+    recorder.flush().await.map_err(StepError::State)?;
+    let writes = Writes::of(&reports);
+    for (action, ids) in writes.by_action() {
+        ctx.metrics
+            .writes
+            .get_or_create(&ActionLabel { action })
+            .inc_by(ids.len() as u64);
+    }
+    let health = health(
+        &runtime,
+        &graph,
+        &reports,
+        namespace,
+        ctx.resource_concurrency,
+    )
+    .await;
+    let verdict = outcome::applied(&reports, &health, &revision, &writes);
+    if !writes.is_empty() {
+        let reason = if previous_revision.as_deref() == Some(revision.as_str()) {
+            "DriftCorrected"
+        } else {
+            "Applied"
+        };
+        let note = format!("revision {revision}: {}", writes.describe());
+        ctx.publish(stack, EventType::Normal, reason, note).await;
+    }
+    if !stack.spec.prune && !plan.deletes.is_empty() {
+        let ids: Vec<String> = plan.deletes.iter().map(|d| d.id.clone()).collect();
+        let note = format!(
+            "left in the cluster, as prune is off: {}",
+            outcome::names(&ids)
+        );
+        ctx.publish(stack, EventType::Normal, "Orphaned", note)
+            .await;
+    }
+    let ids = backend.ids();
+    let mut base = status.current.clone();
+    base.inventory = ids
+        .iter()
+        .map(|id| InventoryEntry { id: id.clone() })
+        .collect();
+    base.inventory_count = Some(ids.len() as i64);
+    base.last_attempted_revision = Some(revision.clone());
+    if !matches!(verdict, Verdict::Failed { .. }) {
+        base.last_applied_revision = Some(revision);
+    }
+    base.resources = health;
+    let wait = match verdict {
+        Verdict::Progressing { .. } => interval.min(RECHECK),
+        _ => interval,
+    };
+    conclude(stack, ctx, &mut status, verdict, base, started, wait).await
+}
+
+/// The health of each resource of `graph`, in dependency order: from the
+/// apply's wait where it waited, else read now.
+async fn health(
+    runtime: &ComponentRuntime,
+    graph: &krt_stack::Stack,
+    reports: &[krt_stack::ResourceReport],
+    namespace: &str,
+    concurrency: usize,
+) -> Vec<ResourceHealth> {
+    let waited: HashMap<&str, &krt_stack::model::Health> = reports
+        .iter()
+        .filter_map(|r| r.health.as_ref().map(|h| (r.id.as_str(), h)))
+        .collect();
+    let unread: krt_stack::Targets = graph
+        .order
+        .iter()
+        .map(|&i| &graph.resources[i])
+        .filter(|r| !waited.contains_key(r.id.as_str()))
+        .map(|r| (r.clone(), None))
+        .collect();
+    let options = ReadOptions {
+        default_namespace: Some(namespace.to_owned()),
+    };
+    let read = krt_stack::read(runtime, &unread, &options, concurrency).await;
+    let read: HashMap<&str, &krt_stack::ResourceReport> =
+        read.iter().map(|r| (r.id.as_str(), r)).collect();
+    graph
+        .order
+        .iter()
+        .map(|&i| {
+            let id = graph.resources[i].id.as_str();
+            if let Some(h) = waited.get(id) {
+                return outcome::resource_health(id, h);
+            }
+            match read.get(id) {
+                Some(r) if r.result == Outcome::Missing => ResourceHealth {
+                    id: id.to_owned(),
+                    health: "NotFound".into(),
+                    message: None,
+                },
+                Some(r) => match (&r.health, &r.error) {
+                    (Some(h), _) => outcome::resource_health(id, h),
+                    (None, e) => ResourceHealth {
+                        id: id.to_owned(),
+                        health: "Unknown".into(),
+                        message: e.as_ref().map(|e| e.message.clone()),
+                    },
+                },
+                None => ResourceHealth {
+                    id: id.to_owned(),
+                    health: "Unknown".into(),
+                    message: None,
+                },
+            }
+        })
+        .collect()
+}
+
+/// Deletes the Stack's inventory (unless prune is off), dependents first.
+async fn cleanup(stack: &Stack, ctx: &Context, entered: &Entered) -> Result<Action, StepError> {
+    let namespace = stack.namespace_or_default();
+    let backend = StatusBackend::new(ctx.client.clone(), stack, entered.held.clone());
+    let ids = backend.ids();
+    if !stack.spec.prune {
+        let note = format!(
+            "the Stack was deleted; its resources stay, as prune is off: {}",
+            outcome::names(&ids)
+        );
+        ctx.publish(stack, EventType::Normal, "Orphaned", note)
+            .await;
+        return Ok(Action::await_change());
+    }
+    let policy = ctx.grants.policy_for(namespace);
+    let chain = match sources::read(&ctx.client, stack, &ctx.component_dirs).await {
+        Ok(inputs) => inputs.chain,
+        Err(e) => {
+            tracing::info!(error = %e, "the Stack's inputs are gone: deleting its resources with the built-in runtime");
+            Chain::default()
+        }
+    };
+    let runtime = match ctx.runtimes.get(&chain, policy.clone()).await {
+        Ok(r) => r,
+        Err(_) => ctx
+            .runtimes
+            .get(&Chain::default(), policy)
+            .await
+            .map_err(|e| StepError::Cleanup(chain_message(&e)))?,
+    };
+    let state = backend
+        .read_state(stack.name())
+        .await
+        .map_err(StepError::State)?;
+    let graph = krt_stack::Stack::recorded(state.resources.clone());
+    let recorder = Recorder::new(&backend, state);
+    let request = DeleteRequest {
+        default_namespace: Some(namespace.to_owned()),
+        ..DeleteRequest::default()
+    };
+    let reports = krt_stack::destroy(
+        &runtime,
+        &graph,
+        &recorder,
+        &request,
+        ctx.resource_concurrency,
+        &TracingSink,
+    )
+    .await;
+    recorder.flush().await.map_err(StepError::State)?;
+    let writes = Writes::of(&reports);
+    ctx.metrics
+        .writes
+        .get_or_create(&ActionLabel { action: "deleted" })
+        .inc_by(writes.deleted.len() as u64);
+    let failed: Vec<String> = reports
+        .iter()
+        .filter(|r| r.result != Outcome::Deleted)
+        .map(|r| match &r.error {
+            Some(e) => format!("{}: {}: {}", r.id, e.reason, e.message),
+            None => format!("{}: {}", r.id, r.result.word()),
+        })
+        .collect();
+    if !failed.is_empty() {
+        let message = failed.join("; ");
+        ctx.publish(stack, EventType::Warning, "DeleteFailed", message.clone())
+            .await;
+        return Err(StepError::Cleanup(message));
+    }
+    ctx.publish(
+        stack,
+        EventType::Normal,
+        "Deleted",
+        format!(
+            "the Stack was deleted, and so were its resources: {}",
+            outcome::names(&writes.deleted)
+        ),
+    )
+    .await;
+    Ok(Action::await_change())
+}
+
+/// An error with its causes, one after the other.
+fn chain_message(e: &dyn std::error::Error) -> String {
+    let mut message = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        message = format!("{message}: {c}");
+        cause = c.source();
+    }
+    message
+}

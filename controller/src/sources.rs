@@ -1,0 +1,301 @@
+//! A Stack's inputs: its manifests (inline, and from ConfigMaps of its
+//! namespace) parsed by krt-stack's manifest reader, and its component chain
+//! (files under the controller's component directories, or ConfigMap
+//! `binaryData`), all read fresh on each reconcile and summed up in a digest,
+//! the revision.
+
+use crate::crd::{ComponentRef, Stack};
+use k8s_openapi::api::core::v1::ConfigMap;
+use krt_host::ComponentSource;
+use krt_stack::manifest::{self, Loaded};
+use kube::Api;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A component of a Stack's chain, read into memory.
+#[derive(Debug, Clone)]
+pub struct Component {
+    /// How messages name it: the file's or the key's stem.
+    pub name: String,
+    /// Its bytes.
+    pub bytes: Arc<[u8]>,
+}
+
+/// A Stack's component chain: middleware (outermost first), then the
+/// runtime (krt's built-in guest when `None`).
+#[derive(Debug, Clone, Default)]
+pub struct Chain {
+    /// The middleware, outermost first.
+    pub middleware: Vec<Component>,
+    /// The runtime component.
+    pub runtime: Option<Component>,
+}
+
+impl Chain {
+    /// The runtime's source.
+    pub fn runtime_source(&self) -> ComponentSource {
+        match &self.runtime {
+            Some(c) => ComponentSource::Bytes(c.bytes.clone()),
+            None => ComponentSource::Default,
+        }
+    }
+
+    /// A digest of every component, identifying the chain.
+    pub fn digest(&self) -> String {
+        let mut h = Sha256::new();
+        for m in &self.middleware {
+            h.update(b"middleware\0");
+            h.update(Sha256::digest(&m.bytes));
+        }
+        match &self.runtime {
+            Some(c) => h.update(Sha256::digest(&c.bytes)),
+            None => h.update(b"built-in"),
+        }
+        hex(&h.finalize())
+    }
+}
+
+/// Everything a reconcile reads besides the cluster's objects.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    /// Every resource of the manifests, with where it came from.
+    pub loaded: Vec<Loaded>,
+    /// The component chain.
+    pub chain: Chain,
+}
+
+/// Why a Stack's inputs could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// The spec itself is unusable (a component given both ways, a path
+    /// outside the component directories, an invalid duration).
+    #[error("{0}")]
+    InvalidSpec(String),
+    /// The manifests do not parse; every problem is listed.
+    #[error("{}", .0.join("; "))]
+    InvalidManifests(Vec<String>),
+    /// A ConfigMap or one of its keys is missing (it may appear later).
+    #[error("{0}")]
+    SourceNotFound(String),
+    /// A component file could not be read.
+    #[error("failed to read component '{}'", path.display())]
+    ReadComponent {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Reading a ConfigMap failed.
+    #[error("failed to read ConfigMap {what}")]
+    Kube {
+        /// `namespace/name`.
+        what: String,
+        /// Why.
+        #[source]
+        source: kube::Error,
+    },
+}
+
+/// Reads the manifests and components of `stack`; ConfigMaps are read from
+/// the Stack's namespace with `client`, component paths must lie under one
+/// of `component_dirs`.
+///
+/// # Errors
+/// [`InputError`]: each manifest problem is listed, with its origin
+/// (`spec.resources[2]: document 1: missing kind`).
+pub async fn read(
+    client: &kube::Client,
+    stack: &Stack,
+    component_dirs: &[PathBuf],
+) -> Result<Inputs, InputError> {
+    let namespace = stack.namespace_or_default();
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+    let mut loaded = Vec::new();
+    let mut problems = Vec::new();
+    let mut add = |parsed: Result<Vec<Loaded>, manifest::ManifestError>| match parsed {
+        Ok(mut l) => loaded.append(&mut l),
+        Err(e) => problems.extend(e.problems),
+    };
+    for (i, object) in stack.spec.resources.iter().enumerate() {
+        let text = serde_json::to_string(object).unwrap_or_default();
+        add(manifest::parse(&format!("spec.resources[{i}]"), &text));
+    }
+    for source in &stack.spec.config_maps {
+        let what = format!("{namespace}/{}", source.name);
+        let cm = get(&config_maps, &source.name, &what).await?;
+        let data = cm.data.unwrap_or_default();
+        let keys: Vec<&String> = match &source.key {
+            Some(key) if data.contains_key(key) => vec![key],
+            Some(key) => {
+                return Err(InputError::SourceNotFound(format!(
+                    "ConfigMap {what} has no data key `{key}`"
+                )));
+            }
+            None => data
+                .keys()
+                .filter(|k| [".yaml", ".yml", ".json"].iter().any(|e| k.ends_with(e)))
+                .collect(),
+        };
+        if keys.is_empty() {
+            return Err(InputError::SourceNotFound(format!(
+                "ConfigMap {what} has no data key ending in .yaml, .yml or .json (name one with `key`)"
+            )));
+        }
+        for key in keys {
+            add(manifest::parse(
+                &format!("ConfigMap {what} key {key}"),
+                &data[key],
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(InputError::InvalidManifests(problems));
+    }
+    if loaded.is_empty() {
+        return Err(InputError::InvalidManifests(vec![
+            "the Stack has no resources (spec.resources and spec.configMaps are empty)".into(),
+        ]));
+    }
+    let mut chain = Chain::default();
+    for (i, m) in stack.spec.middleware.iter().enumerate() {
+        let at = format!("spec.middleware[{i}]");
+        chain
+            .middleware
+            .push(component(&config_maps, namespace, m, &at, component_dirs).await?);
+    }
+    if let Some(c) = &stack.spec.component {
+        chain.runtime =
+            Some(component(&config_maps, namespace, c, "spec.component", component_dirs).await?);
+    }
+    Ok(Inputs { loaded, chain })
+}
+
+async fn get(api: &Api<ConfigMap>, name: &str, what: &str) -> Result<ConfigMap, InputError> {
+    match api.get_opt(name).await {
+        Ok(Some(cm)) => Ok(cm),
+        Ok(None) => Err(InputError::SourceNotFound(format!(
+            "ConfigMap {what} does not exist"
+        ))),
+        Err(source) => Err(InputError::Kube {
+            what: what.to_owned(),
+            source,
+        }),
+    }
+}
+
+/// Reads one component reference.
+async fn component(
+    config_maps: &Api<ConfigMap>,
+    namespace: &str,
+    reference: &ComponentRef,
+    at: &str,
+    component_dirs: &[PathBuf],
+) -> Result<Component, InputError> {
+    match (&reference.path, &reference.config_map) {
+        (Some(path), None) => {
+            let path = allowed_path(Path::new(path), component_dirs, at)?;
+            let bytes =
+                tokio::fs::read(&path)
+                    .await
+                    .map_err(|source| InputError::ReadComponent {
+                        path: path.clone(),
+                        source,
+                    })?;
+            Ok(Component {
+                name: stem(&path.to_string_lossy()),
+                bytes: bytes.into(),
+            })
+        }
+        (None, Some(key)) => {
+            let what = format!("{namespace}/{}", key.name);
+            let cm = get(config_maps, &key.name, &what).await?;
+            let bytes = cm
+                .binary_data
+                .unwrap_or_default()
+                .remove(&key.key)
+                .ok_or_else(|| {
+                    InputError::SourceNotFound(format!(
+                        "ConfigMap {what} has no binaryData key `{}` ({at})",
+                        key.key
+                    ))
+                })?;
+            Ok(Component {
+                name: stem(&key.key),
+                bytes: bytes.0.into(),
+            })
+        }
+        _ => Err(InputError::InvalidSpec(format!(
+            "{at} must set exactly one of `path` and `configMap`"
+        ))),
+    }
+}
+
+/// `path`, resolved, when it lies under one of `dirs`.
+fn allowed_path(path: &Path, dirs: &[PathBuf], at: &str) -> Result<PathBuf, InputError> {
+    if dirs.is_empty() {
+        return Err(InputError::InvalidSpec(format!(
+            "{at}: component paths are not allowed: the controller has no component directory \
+             (start it with `--component-dir DIR`), or use `configMap`"
+        )));
+    }
+    let resolved = path
+        .canonicalize()
+        .map_err(|source| InputError::ReadComponent {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let inside = dirs.iter().any(|d| {
+        d.canonicalize()
+            .is_ok_and(|d| resolved.starts_with(&d) && resolved != d)
+    });
+    if inside {
+        Ok(resolved)
+    } else {
+        let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        Err(InputError::InvalidSpec(format!(
+            "{at}: '{}' is not under the controller's component directories ({})",
+            path.display(),
+            dirs.join(", ")
+        )))
+    }
+}
+
+/// `org_rules` for `.../org_rules.wasm`.
+fn stem(name: &str) -> String {
+    let file = name.rsplit('/').next().unwrap_or(name);
+    file.strip_suffix(".wasm").unwrap_or(file).to_owned()
+}
+
+/// Lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn component_paths_must_lie_under_a_component_directory() {
+        let dir = krt_testkit::temp_dir("components");
+        let allowed = dir.path().join("components");
+        std::fs::create_dir(&allowed).unwrap();
+        std::fs::write(allowed.join("rules.wasm"), b"x").unwrap();
+        std::fs::write(dir.path().join("outside.wasm"), b"x").unwrap();
+        let dirs = [allowed.clone()];
+        let ok = allowed_path(&allowed.join("rules.wasm"), &dirs, "spec.component").unwrap();
+        assert!(ok.ends_with("components/rules.wasm"));
+        let escape = allowed.join("../outside.wasm");
+        let err = allowed_path(&escape, &dirs, "spec.component").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("is not under the controller's component directories"),
+            "{err}"
+        );
+        let err = allowed_path(&escape, &[], "spec.component").unwrap_err();
+        assert!(err.to_string().contains("--component-dir"), "{err}");
+        assert_eq!(stem("a/b/org_rules.wasm"), "org_rules");
+    }
+}
