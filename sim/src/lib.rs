@@ -29,9 +29,11 @@
 pub mod api;
 mod cluster;
 mod controllers;
+mod decode;
 mod defaults;
 mod discovery;
 mod guest_cluster;
+mod kinds;
 mod lifecycle;
 mod meta;
 mod openapi;

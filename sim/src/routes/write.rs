@@ -5,6 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::target::Target;
+use crate::decode::{Decoding, Source};
 use crate::registry::ResourceType;
 use crate::request::{Params, flag, parse_body};
 use crate::ssa::{self, Schema, Writer};
@@ -22,6 +23,8 @@ pub struct WriteContext {
     pub explicit_manager: bool,
     /// `force` (server-side apply).
     pub force: bool,
+    /// `fieldValidation` and the warnings of decoding the written object.
+    pub decoding: Decoding,
 }
 
 impl WriteContext {
@@ -51,6 +54,7 @@ impl WriteContext {
             }),
             explicit_manager: explicit.is_some(),
             force: flag(params, "force"),
+            decoding: Decoding::new(params.get("fieldValidation").map(String::as_str)),
         })
     }
 
@@ -160,6 +164,8 @@ pub fn create(
 ) -> Result<(u16, Value), ApiError> {
     let mut object = parse_body(body)?;
     check_type(&target.rt, &mut object)?;
+    ctx.decoding
+        .decode(&target.rt, &mut object, Source::Create)?;
     check_object_namespace(target, &mut object)?;
     let mut name = object["metadata"]["name"]
         .as_str()
@@ -210,6 +216,8 @@ pub fn update(
 ) -> Result<(u16, Value), ApiError> {
     let mut object = parse_body(body)?;
     check_type(&target.rt, &mut object)?;
+    ctx.decoding
+        .decode(&target.rt, &mut object, Source::Update)?;
     check_object_namespace(target, &mut object)?;
     let name = target.name.as_deref().unwrap_or_default();
     match object["metadata"]["name"].as_str() {
@@ -303,6 +311,8 @@ pub fn patch(
         }
         other => return Err(ApiError::unsupported_media_type(other)),
     }
+    ctx.decoding
+        .decode(&target.rt, &mut object, Source::Patch)?;
     object["metadata"]["name"] = Value::String(name.to_string());
     check_object_namespace(target, &mut object)?;
     let stored = commit(
@@ -327,6 +337,8 @@ fn apply_config(target: &Target, ctx: &WriteContext, body: &[u8]) -> Result<Valu
     }
     let mut config = parse_body(body)?;
     check_type(&target.rt, &mut config)?;
+    ctx.decoding
+        .decode(&target.rt, &mut config, Source::Apply)?;
     if !config["metadata"]["managedFields"].is_null() {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
     }
@@ -521,7 +533,6 @@ fn commit(
             o.remove("status");
         }
     }
-    validation::check_types(rt, &object)?;
     defaults::apply(rt, &mut object, live);
     validation::check(rt, live, &object)?;
     if let Some(live) = live
