@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{Map, Value, json};
@@ -183,16 +183,21 @@ fn cached_v2() -> Map<String, Value> {
         .clone()
 }
 
-/// The built-in schemas of one v3 document root, generated once.
-fn cached_v3(root: &str) -> Map<String, Value> {
-    static V3: OnceLock<Mutex<BTreeMap<String, Map<String, Value>>>> = OnceLock::new();
+/// The built-in schemas of one v3 document root and their hash, generated once.
+fn cached_v3(root: &str) -> (Arc<Map<String, Value>>, u64) {
+    type Cache = BTreeMap<String, (Arc<Map<String, Value>>, u64)>;
+    static V3: OnceLock<Mutex<Cache>> = OnceLock::new();
     let mut cache = V3
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
     cache
         .entry(root.to_string())
-        .or_insert_with(|| builtin_schemas(Some(root), Version::V3))
+        .or_insert_with(|| {
+            let schemas = builtin_schemas(Some(root), Version::V3);
+            let hash = hash_of(&Value::Object(schemas.clone()));
+            (Arc::new(schemas), hash)
+        })
         .clone()
 }
 
@@ -224,29 +229,39 @@ fn custom_schema(state: &State, t: &ResourceType) -> Option<Value> {
     Some(schema)
 }
 
-fn hash(doc: &Value) -> String {
+fn hash_of(value: &Value) -> u64 {
     let mut h = DefaultHasher::new();
-    doc.to_string().hash(&mut h);
-    format!("{:016X}", h.finish())
+    value.to_string().hash(&mut h);
+    h.finish()
+}
+
+/// The paths and custom resource schemas of a v3 document root.
+fn served_parts(state: &State, root: &str) -> (Map<String, Value>, Map<String, Value>) {
+    let mut paths_out = Map::new();
+    let mut custom = Map::new();
+    for t in state.resource_types().filter(|t| root_of(t) == root) {
+        paths(t, Version::V3, &mut paths_out);
+        if let Some(schema) = t.custom.then(|| custom_schema(state, t)).flatten() {
+            custom.insert(custom_definition_name(t), schema);
+        }
+    }
+    (paths_out, custom)
 }
 
 fn document(state: &State, root: &str) -> Option<Value> {
-    let mut out = Map::new();
-    let mut schemas = cached_v3(root);
-    for t in state.resource_types().filter(|t| root_of(t) == root) {
-        paths(t, Version::V3, &mut out);
-        if let Some(schema) = t.custom.then(|| custom_schema(state, t)).flatten() {
-            schemas.insert(custom_definition_name(t), schema);
-        }
+    let (paths, custom) = served_parts(state, root);
+    if paths.is_empty() {
+        return None;
     }
-    (!out.is_empty()).then(|| {
-        json!({
-            "openapi": "3.0.0",
-            "info": {"title": "Kubernetes", "version": "v1.33.0-krt-sim"},
-            "paths": out,
-            "components": {"schemas": schemas},
-        })
-    })
+    let (builtin, _) = cached_v3(root);
+    let mut schemas = Map::clone(&builtin);
+    schemas.extend(custom);
+    Some(json!({
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": "v1.33.0-krt-sim"},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    }))
 }
 
 /// `/openapi/v3`: the document of every served group/version, with a content hash.
@@ -254,10 +269,19 @@ pub fn index(state: &State) -> Value {
     let roots: BTreeMap<String, ()> = state.resource_types().map(|t| (root_of(t), ())).collect();
     let paths: Map<String, Value> = roots
         .into_keys()
-        .filter_map(|root| {
-            let doc = document(state, &root)?;
-            let url = format!("/openapi/v3/{root}?hash={}", hash(&doc));
-            Some((root, json!({"serverRelativeURL": url})))
+        .map(|root| {
+            // The document is made of the root's types, their CRDs' schemas and the built-in
+            // schemas: hash those rather than the document.
+            let mut h = DefaultHasher::new();
+            cached_v3(&root).1.hash(&mut h);
+            for t in state.resource_types().filter(|t| root_of(t) == root) {
+                format!("{t:?}").hash(&mut h);
+                if let Some(schema) = t.custom.then(|| custom_schema(state, t)).flatten() {
+                    schema.to_string().hash(&mut h);
+                }
+            }
+            let url = format!("/openapi/v3/{root}?hash={:016X}", h.finish());
+            (root, json!({"serverRelativeURL": url}))
         })
         .collect();
     json!({ "paths": paths })
