@@ -1,9 +1,11 @@
 //! Builds the guest components the sandbox tests run: the hostile guests
-//! (`tests/guests`, one component per example), the organisation-rules
-//! guest (`examples/org-rules`) and the marked-logic guest
-//! (`tests/logic-guest`), for `wasm32-wasip2` in release mode, into
-//! their own target directory (`<target>/krt-test-guests`), and writes their
-//! paths as constants to `$OUT_DIR/guests.rs`.
+//! Builds the guest components the sandbox tests run: the hostile guests
+//! (`tests/guests`, one component per example), the middleware of the chain
+//! tests and benchmark (`tests/middleware`, one per example), the
+//! marked-logic guest (`tests/logic-guest`) and the organisation-rules
+//! middleware (`examples/org-rules`), for `wasm32-wasip2` in release mode,
+//! into their own target directory (`<target>/krt-test-guests`), and writes
+//! their paths as constants to `$OUT_DIR/guests.rs`.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -13,6 +15,9 @@ const HOSTILE: &[&str] = &[
     "spin", "hog", "recurse", "huge", "chatty", "busy", "rogue", "midtrap", "liar", "sockets",
     "unknown", "v2", "sleepy",
 ];
+
+/// The middleware of the chain tests, one example each.
+const MIDDLEWARE: &[&str] = &["passthrough", "lookup", "spinner", "tagger"];
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
@@ -25,6 +30,7 @@ fn main() {
         &[
             "tests/guests",
             "tests/logic-guest",
+            "tests/middleware",
             "examples/org-rules",
             "guest/src",
             "guest/Cargo.toml",
@@ -40,6 +46,8 @@ fn main() {
             "-p",
             "krt-test-guests",
             "-p",
+            "krt-test-middleware",
+            "-p",
             "org-rules",
             "-p",
             "krt-test-logic-guest",
@@ -49,6 +57,7 @@ fn main() {
     );
     let mut files: Vec<String> = HOSTILE
         .iter()
+        .chain(MIDDLEWARE)
         .map(|name| format!("examples/{name}.wasm"))
         .collect();
     files.push("org_rules.wasm".into());
@@ -58,7 +67,11 @@ fn main() {
         .outputs(false, &files)
         .unwrap_or_else(|e| panic!("building the test guest components failed: {e}"));
     let mut consts = String::new();
-    let names = HOSTILE.iter().copied().chain(["org-rules", "marked-logic"]);
+    let names = HOSTILE
+        .iter()
+        .chain(MIDDLEWARE)
+        .copied()
+        .chain(["org-rules", "marked-logic"]);
     for (name, path) in names.zip(paths) {
         writeln!(
             consts,

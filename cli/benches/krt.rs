@@ -1,22 +1,28 @@
 //! krt's performance, measured side by side in one run against krt-sim and
-//! printed as tables of ratios (`cargo bench -p host --bench krt`, optionally
-//! followed by `-- boundary throughput startup memory scaling` to pick
-//! sections). Every figure is taken in this run; none is a stored number.
+//! printed as tables of ratios (`cargo bench -p krt-cli --bench krt`, optionally
+//! followed by `-- boundary throughput requests startup memory scaling middleware`
+//! to pick sections). Every figure is taken in this run; none is a stored number.
 //!
 //! 1. boundary: the same Runtime calls through `ComponentRuntime` (sandboxed
 //!    guest) and `NativeRuntime` (the same logic compiled in), interleaved.
 //! 2. throughput: `krt apply` vs `kubectl apply` (client-side and server-side)
 //!    vs a raw concurrent server-side-apply loop, each on a fresh simulator.
-//! 3. startup: `krt apply` of one ConfigMap with a cold and a warm compile
+//! 3. requests: the requests per object of a create, an unchanged re-apply
+//!    and an update, counted at the simulator, and krt's time against the
+//!    limit those requests set at 5 ms each.
+//! 4. startup: `krt apply` of one ConfigMap with a cold and a warm compile
 //!    cache, the time to its first request, and its time outside API calls.
-//! 4. memory: peak RSS of `krt apply` (1,000 resources) and the most linear
+//! 5. memory: peak RSS of `krt apply` (1,000 resources) and the most linear
 //!    memory one guest instance used.
-//! 5. scaling: `krt apply` of 10 to 5,000 ConfigMaps.
+//! 6. scaling: `krt apply` of 10 to 5,000 ConfigMaps.
+//! 7. middleware: what a chain of 1 and of 3 pass-through middleware adds to
+//!    an apply, against the same runtime with no chain, interleaved.
 
 use futures::{StreamExt, stream};
 use krt_host::model::{ApplyOptions, ReadOptions, Resource, WatchRequest};
 use krt_host::{
-    ComponentRuntime, ComponentSource, EngineOptions, KubeCluster, NativeRuntime, Runtime,
+    ComponentRuntime, ComponentSource, EngineOptions, KubeCluster, Middleware, NativeRuntime,
+    Runtime,
 };
 use krt_sim::SimConfig;
 use krt_testkit::{SimCluster, resource};
@@ -49,6 +55,9 @@ async fn main() {
     if run("throughput") {
         bench.throughput().await;
     }
+    if run("requests") {
+        bench.requests().await;
+    }
     if run("startup") {
         bench.startup().await;
     }
@@ -57,6 +66,28 @@ async fn main() {
     }
     if run("scaling") {
         bench.scaling().await;
+    }
+    if run("middleware") {
+        bench.middleware().await;
+    }
+}
+
+/// The pass-through middleware of `tests/middleware`, built as `tests/build.rs`
+/// builds it (in the same target directory, so an up-to-date one is reused).
+fn passthrough_component() -> PathBuf {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace.join("target"));
+    let build = krt_wasm_build::Build::new(
+        workspace,
+        target.join("krt-test-guests"),
+        "release",
+        &["-p", "krt-test-middleware", "--examples"],
+    );
+    match build.outputs(true, &["examples/passthrough.wasm"]) {
+        Ok(mut paths) => paths.remove(0),
+        Err(e) => panic!("building the pass-through middleware failed: {e}"),
     }
 }
 
@@ -108,6 +139,33 @@ fn manifests(dir: &Path, name: &str, objects: &[Value]) -> PathBuf {
         std::fs::write(out.join(format!("{i:05}.json")), yaml).unwrap();
     }
     out
+}
+
+/// The latency the "API latency" rows add to every request.
+const LATENCY: Duration = Duration::from_millis(5);
+
+/// Adds `latency` to every request `cluster` answers.
+fn slow_down(cluster: &SimCluster, latency: Duration) {
+    cluster.sim().inject_fault(krt_sim::Fault {
+        verb: None,
+        path: None,
+        times: usize::MAX,
+        action: krt_sim::FaultAction::Latency {
+            millis: latency.as_millis() as u64,
+        },
+    });
+}
+
+/// A Namespace `bench` and `n` ConfigMaps in it (the Namespace's file first,
+/// so that kubectl, which applies in file order, creates it first).
+fn in_new_namespace(n: usize) -> Vec<Value> {
+    let mut objects = vec![krt_testkit::namespace("bench").value()];
+    objects.extend((0..n).map(|i| {
+        let mut cm = configmap(&format!("cm-{i:05}"), i);
+        cm["metadata"]["namespace"] = json!("bench");
+        cm
+    }));
+    objects
 }
 
 fn configmaps(n: usize) -> Vec<Value> {
@@ -197,11 +255,27 @@ impl Bench {
     /// warm cache unless `cache` says otherwise; the wall time and the exit.
     async fn krt(&self, kubeconfig: &Path, args: &[&str], cache: &Path) -> (Duration, Run) {
         let work = tempfile::tempdir_in(self.path()).unwrap();
+        self.krt_in(kubeconfig, args, work.path(), cache).await
+    }
+
+    /// Runs `krt` with `args` in `work` (whose state persists between runs),
+    /// with the warm cache; the wall time and the exit.
+    async fn krt_at(&self, kubeconfig: &Path, args: &[&str], work: &Path) -> (Duration, Run) {
+        self.krt_in(kubeconfig, args, work, &self.cache).await
+    }
+
+    async fn krt_in(
+        &self,
+        kubeconfig: &Path,
+        args: &[&str],
+        work: &Path,
+        cache: &Path,
+    ) -> (Duration, Run) {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_krt"));
         cmd.arg("--kubeconfig")
             .arg(kubeconfig)
             .args(args)
-            .current_dir(work.path())
+            .current_dir(work)
             .env("XDG_CACHE_HOME", cache)
             .env_remove("KUBECONFIG");
         timed(cmd).await
@@ -383,6 +457,7 @@ impl Bench {
     async fn throughput(&self) {
         self.warm_cache().await;
         let mut rows = Vec::new();
+        let mut goals = Vec::new();
         for (what, objects) in [
             ("1,000 ConfigMaps", configmaps(1000)),
             ("200 Deployments", deployments(200)),
@@ -430,48 +505,58 @@ impl Bench {
             }
         }
         // The simulator answers in well under a millisecond; a real API server
-        // is a network round trip away. The same 1,000 ConfigMaps with 5 ms
-        // added to every request:
-        let objects = configmaps(1000);
-        let dir = manifests(self.path(), "latency", &objects);
-        let dir = dir.to_str().unwrap();
-        let mut times = Vec::new();
-        for (tool, args) in [
-            ("krt apply", vec!["apply", "-f", dir, "--yes"]),
+        // is a network round trip away. 1,000 ConfigMaps with 5 ms added to
+        // every request, in `default` and in a namespace the stack creates:
+        let old_default = ["--concurrency", "16"];
+        for (what, objects) in [
+            ("1,000 ConfigMaps, 5 ms API latency", configmaps(1000)),
             (
-                "krt apply --concurrency 32",
-                vec!["apply", "-f", dir, "--yes", "--concurrency", "32"],
-            ),
-            ("kubectl apply (client-side)", vec!["apply", "-f", dir]),
-            (
-                "kubectl apply --server-side",
-                vec!["apply", "--server-side", "-f", dir],
+                "1,000 ConfigMaps in a new namespace, 5 ms API latency",
+                in_new_namespace(1000),
             ),
         ] {
-            let cluster = start_cluster().await;
-            cluster.sim().inject_fault(krt_sim::Fault {
-                verb: None,
-                path: None,
-                times: usize::MAX,
-                action: krt_sim::FaultAction::Latency { millis: 5 },
-            });
-            let (took, run) = if tool.starts_with("krt") {
-                self.krt(&cluster.kubeconfig, &args, &self.cache).await
-            } else {
-                self.kubectl(&cluster, &args).await
-            };
-            run.check(tool);
-            times.push((tool.to_string(), took));
-        }
-        let krt = times[0].1;
-        for (tool, took) in &times {
-            rows.push(vec![
-                "1,000 ConfigMaps, 5 ms API latency".into(),
-                tool.clone(),
-                secs(*took),
-                format!("{:.0}", 1000.0 / took.as_secs_f64()),
-                format!("{:.2}", took.as_secs_f64() / krt.as_secs_f64()),
-            ]);
+            let dir = manifests(self.path(), "latency", &objects);
+            let dir = dir.to_str().unwrap();
+            let mut times = Vec::new();
+            for (tool, args) in [
+                ("krt apply", vec!["apply", "-f", dir, "--yes"]),
+                (
+                    "krt apply --concurrency 16 (the old default, fixed)",
+                    [vec!["apply", "-f", dir, "--yes"], old_default.to_vec()].concat(),
+                ),
+                ("kubectl apply (client-side)", vec!["apply", "-f", dir]),
+                (
+                    "kubectl apply --server-side",
+                    vec!["apply", "--server-side", "-f", dir],
+                ),
+            ] {
+                let cluster = start_cluster().await;
+                slow_down(&cluster, LATENCY);
+                let (took, run) = if tool.starts_with("krt") {
+                    self.krt(&cluster.kubeconfig, &args, &self.cache).await
+                } else {
+                    self.kubectl(&cluster, &args).await
+                };
+                run.check(tool);
+                times.push((tool.to_string(), took));
+            }
+            let krt = times[0].1;
+            for (tool, took) in &times {
+                rows.push(vec![
+                    what.into(),
+                    tool.clone(),
+                    secs(*took),
+                    format!("{:.0}", objects.len() as f64 / took.as_secs_f64()),
+                    format!("{:.2}", took.as_secs_f64() / krt.as_secs_f64()),
+                ]);
+            }
+            if what.contains("new namespace") {
+                let kubectl = times[2].1.as_secs_f64() / krt.as_secs_f64();
+                goals.push(format!(
+                    "kubectl apply (client-side) / krt apply, {what}: {kubectl:.1}× (goal ≥ 20×: {})",
+                    verdict(kubectl >= 20.0)
+                ));
+            }
         }
         table(
             "Throughput: each tool on a fresh simulator (krt waits for health; kubectl does not)",
@@ -484,11 +569,17 @@ impl Bench {
             ],
             &rows,
         );
+        println!();
+        for goal in goals {
+            println!("{goal}");
+        }
 
-        let dir = manifests(self.path(), "sweep", &configmaps(1000));
+        // The ceiling: the requests in flight adapt below it.
+        let dir = manifests(self.path(), "sweep", &in_new_namespace(1000));
         let mut rows = Vec::new();
-        for c in ["1", "4", "10", "16", "32"] {
+        for c in ["1", "4", "16", "64", "128"] {
             let cluster = start_cluster().await;
+            slow_down(&cluster, LATENCY);
             let (took, run) = self
                 .krt(
                     &cluster.kubeconfig,
@@ -511,9 +602,93 @@ impl Bench {
             ]);
         }
         table(
-            "Concurrency: krt apply of 1,000 ConfigMaps",
+            "Concurrency ceiling: krt apply of 1,000 ConfigMaps in a new namespace, 5 ms API latency",
             &["--concurrency", "seconds", "objects/s"],
             &rows,
+        );
+    }
+
+    /// Requests per object counted at the simulator, and krt's time against
+    /// the limit its requests set: requests × per-request latency ÷ concurrency.
+    async fn requests(&self) {
+        self.warm_cache().await;
+        let concurrency = krt_host::DEFAULT_MAX_IN_FLIGHT;
+        let cluster = start_cluster().await;
+        slow_down(&cluster, LATENCY);
+        let latency = round_trip(&cluster).await;
+        let mut objects = in_new_namespace(1000);
+        let n = objects.len();
+        let work = tempfile::tempdir_in(self.path()).unwrap();
+        let mut rows = Vec::new();
+        let mut ratios = Vec::new();
+        for run in ["create, in a new namespace", "unchanged", "update"] {
+            if run == "update" {
+                for cm in &mut objects[1..] {
+                    cm["data"]["payload"] = json!("z".repeat(200));
+                }
+            }
+            let dir = manifests(self.path(), "requests", &objects);
+            cluster.sim().reset_requests();
+            let (took, done) = self
+                .krt_at(
+                    &cluster.kubeconfig,
+                    &["apply", "-f", dir.to_str().unwrap(), "--yes"],
+                    work.path(),
+                )
+                .await;
+            done.check(run);
+            let requests = cluster.sim().requests().total();
+            let limit = latency.mul_f64(requests as f64 / concurrency as f64);
+            let ratio = took.as_secs_f64() / limit.as_secs_f64();
+            ratios.push((run, ratio));
+            rows.push(vec![
+                run.to_string(),
+                n.to_string(),
+                requests.to_string(),
+                format!("{:.2}", requests as f64 / n as f64),
+                secs(took),
+                secs(limit),
+                format!("{ratio:.2}"),
+            ]);
+        }
+        table(
+            &format!(
+                "Requests: krt apply of a Namespace and 1,000 ConfigMaps, {} ms added to every \
+                 request (measured round trip {:.2} ms), --concurrency {concurrency}; requests \
+                 counted at the simulator; limit = requests × round trip ÷ concurrency",
+                LATENCY.as_millis(),
+                latency.as_secs_f64() * 1e3
+            ),
+            &[
+                "run",
+                "objects",
+                "requests",
+                "per object",
+                "seconds",
+                "limit s",
+                "krt / limit",
+            ],
+            &rows,
+        );
+        let create = ratios[0].1;
+        println!(
+            "\ncreate in a new namespace: {create:.2}× the limit (goal ≤ 1.5×: {})",
+            verdict(create <= 1.5)
+        );
+
+        // The unchanged re-apply with nothing added to the simulator's answers.
+        let cluster = start_cluster().await;
+        let dir = manifests(self.path(), "unchanged", &in_new_namespace(1000));
+        let args = ["apply", "-f", dir.to_str().unwrap(), "--yes"];
+        let work = tempfile::tempdir_in(self.path()).unwrap();
+        let (_, first) = self.krt_at(&cluster.kubeconfig, &args, work.path()).await;
+        first.check("krt apply (first)");
+        let (took, again) = self.krt_at(&cluster.kubeconfig, &args, work.path()).await;
+        again.check("krt apply (unchanged)");
+        println!(
+            "unchanged re-apply of 1,000 ConfigMaps and their Namespace: {} s (goal ≤ 0.5 s: {})",
+            secs(took),
+            verdict(took <= Duration::from_millis(500))
         );
     }
 
@@ -648,6 +823,73 @@ impl Bench {
         );
     }
 
+    async fn middleware(&self) {
+        const ROUNDS: usize = 300;
+        let cluster = start_cluster().await;
+        let options = EngineOptions {
+            cache_dir: Some(self.cache.clone()),
+            ..EngineOptions::default()
+        };
+        let passthrough = passthrough_component();
+        let chain = async |links: usize| {
+            let mut builder = ComponentRuntime::builder(ComponentSource::Default);
+            for i in 0..links {
+                builder = builder.middleware(Middleware::new(
+                    format!("passthrough-{i}"),
+                    ComponentSource::File(passthrough.clone()),
+                ));
+            }
+            builder
+                .build(kube_cluster(&cluster), &options)
+                .await
+                .expect("the chain loads")
+        };
+        let runtimes = [chain(0).await, chain(1).await, chain(3).await];
+        let web = resource(deployment("chained"));
+        let apply = ApplyOptions::default();
+        assert_eq!(
+            runtimes[0].apply(None, Some(&web), &apply).await.status,
+            None
+        );
+        let mut samples = vec![Vec::new(); runtimes.len()];
+        for round in 0..ROUNDS + 20 {
+            for (rt, samples) in runtimes.iter().zip(&mut samples) {
+                let t = Instant::now();
+                let ok = rt.apply(None, Some(&web), &apply).await.status.is_none();
+                let took = t.elapsed();
+                assert!(ok, "apply through the chain failed");
+                if round >= 20 {
+                    samples.push(took);
+                }
+            }
+        }
+        let p50: Vec<Duration> = samples.iter_mut().map(|s| percentile(s, 0.5)).collect();
+        let rows: Vec<Vec<String>> = [0, 1, 3]
+            .iter()
+            .zip(&p50)
+            .map(|(links, p)| {
+                let added = p.as_secs_f64() - p50[0].as_secs_f64();
+                vec![
+                    format!("{links} pass-through middleware"),
+                    micros(*p),
+                    format!("{:+.1}", added * 1e6),
+                    if *links == 0 {
+                        String::new()
+                    } else {
+                        format!("{:.1}", added * 1e6 / *links as f64)
+                    },
+                ]
+            })
+            .collect();
+        table(
+            &format!(
+                "Middleware: p50 of {ROUNDS} interleaved applies of an unchanged Deployment, same simulator"
+            ),
+            &["chain", "apply µs", "added µs", "per link µs"],
+            &rows,
+        );
+    }
+
     async fn scaling(&self) {
         self.warm_cache().await;
         let mut rows = Vec::new();
@@ -769,6 +1011,18 @@ async fn timed(mut cmd: tokio::process::Command) -> (Duration, Run) {
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         },
     )
+}
+
+/// The median round trip of one request to `cluster`, sent one at a time.
+async fn round_trip(cluster: &SimCluster) -> Duration {
+    let api: Api<DynamicObject> = cluster.api("v1", "Namespace", "namespaces", None);
+    let mut samples = Vec::new();
+    for _ in 0..50 {
+        let started = Instant::now();
+        api.get("default").await.expect("the default namespace");
+        samples.push(started.elapsed());
+    }
+    percentile(&mut samples, 0.5)
 }
 
 /// The simulator's capacity: server-side applies of `objects` straight from a

@@ -87,6 +87,22 @@ pub struct GlobalArgs {
     /// A runtime component to use instead of the built-in guest.
     #[arg(long, global = true)]
     pub component: Option<PathBuf>,
+    /// A middleware component in front of the runtime (repeatable, outermost
+    /// first; give them all on one side of the command name): every call goes
+    /// through each middleware, then the runtime. A middleware has no cluster
+    /// access unless --middleware-policy grants it.
+    #[arg(long = "middleware", global = true, value_name = "FILE")]
+    pub middleware: Vec<PathBuf>,
+    /// Grants the middleware named NAME (its file's stem: `org_rules` for
+    /// org_rules.wasm) the cluster access of the policy file FILE (the format
+    /// of --policy). Repeatable.
+    #[arg(
+        long = "middleware-policy",
+        global = true,
+        value_name = "NAME=FILE",
+        value_parser = parse_middleware_policy
+    )]
+    pub middleware_policies: Vec<(String, PathBuf)>,
     /// The stack: the set of resources whose state is recorded together.
     #[arg(
         short = 's',
@@ -116,6 +132,18 @@ pub struct GlobalArgs {
     /// More logs on stderr (-v info, -vv debug, -vvv trace); KRT_LOG overrides.
     #[arg(short = 'v', long, global = true, action = ArgAction::Count)]
     pub verbose: u8,
+}
+
+/// A `--middleware-policy` value: `NAME=FILE`.
+fn parse_middleware_policy(value: &str) -> Result<(String, PathBuf), String> {
+    match value.split_once('=') {
+        Some((name, file)) if !name.is_empty() && !file.is_empty() => {
+            Ok((name.to_owned(), PathBuf::from(file)))
+        }
+        _ => Err(format!(
+            "expected NAME=FILE (a middleware's name, its file's stem, and a policy file), got '{value}'"
+        )),
+    }
 }
 
 /// `--cluster` values.
@@ -237,5 +265,34 @@ mod tests {
     #[test]
     fn verify_cli() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn middleware_flags_keep_their_order_and_split_name_and_file() {
+        let chain = [
+            "--middleware",
+            "outer.wasm",
+            "--middleware",
+            "inner.wasm",
+            "--middleware-policy",
+            "inner=grant.yaml",
+        ];
+        let before = [&["krt"][..], &chain, &["preview", "-f", "x.yaml"]].concat();
+        let after = [&["krt", "preview", "-f", "x.yaml"][..], &chain].concat();
+        for args in [before, after] {
+            let cli = Cli::try_parse_from(&args).expect("parses");
+            assert_eq!(
+                cli.global.middleware,
+                [PathBuf::from("outer.wasm"), PathBuf::from("inner.wasm")]
+            );
+            assert_eq!(
+                cli.global.middleware_policies,
+                [("inner".to_string(), PathBuf::from("grant.yaml"))]
+            );
+        }
+        let err =
+            Cli::try_parse_from(["krt", "--middleware-policy", "grant.yaml", "state", "list"])
+                .unwrap_err();
+        assert!(err.to_string().contains("expected NAME=FILE"), "{err}");
     }
 }

@@ -6,7 +6,7 @@
 //! line.
 
 use crate::output::{Printer, paint, style};
-use crate::table::{health_word, painted, seconds};
+use crate::table::{health_cell, painted, seconds};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use krt_guest::model::HealthState;
 use krt_stack::{Event, EventSink, Outcome, Phase, ResourceReport};
@@ -148,7 +148,10 @@ impl Progress {
             (None, Some(dep)) => format!("{dep} failed"),
             (None, None) => String::new(),
         };
-        let health = report.health.as_ref().map(health_word).unwrap_or("");
+        let health = match health_cell(report) {
+            "-" => "",
+            cell => cell,
+        };
         let time = report
             .duration_ms
             .or(elapsed.map(|e| e.as_millis() as u64))

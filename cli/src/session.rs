@@ -5,9 +5,10 @@ use crate::args::{ClusterArg, GlobalArgs, InputArgs, ModeArg, StateArg, StateOrI
 use crate::output::Printer;
 use anyhow::Context;
 use krt_guest::model::{ApplyMode, Resource};
+use krt_host::policy::Policy;
 use krt_host::{
     ClusterChoice, ComponentRuntime, ComponentSource, ConnectOptions, Connected, EngineOptions,
-    KubernetesBackend, connect,
+    KubernetesBackend, Middleware, connect,
 };
 use krt_stack::state::check_stack_name;
 use krt_stack::{LocalBackend, Stack, State, StateBackend, Targets};
@@ -41,10 +42,11 @@ pub fn local_backend(global: &GlobalArgs) -> LocalBackend {
     LocalBackend::new(&global.state_dir)
 }
 
-/// Connects to the cluster, loads the component (with a per-call time limit
-/// above `watch_timeout`) and opens the state backend. The capability policy
-/// covers `scope` and the resources recorded in the stack's state, and allows
-/// writing as `field_manager`.
+/// Connects to the cluster (at most `concurrency` requests in flight, the
+/// ceiling of the adaptive limit), loads the component (with a per-call time
+/// limit above `watch_timeout`, and room for `concurrency` instances at once)
+/// and opens the state backend. The capability policy covers `scope` and the
+/// resources recorded in the stack's state, and allows writing as `field_manager`.
 ///
 /// # Errors
 /// An invalid stack name, no usable cluster, or a component that does not load.
@@ -54,6 +56,7 @@ pub async fn open(
     watch_timeout: Duration,
     scope: &[Resource],
     field_manager: Option<&str>,
+    concurrency: usize,
 ) -> anyhow::Result<Session> {
     check_stack_name(&global.stack)?;
     let options = ConnectOptions {
@@ -66,6 +69,7 @@ pub async fn open(
         context: global.context.clone(),
         namespace: global.namespace.clone(),
         sim_state: Some(global.sim_state.clone()),
+        max_in_flight: Some(concurrency),
     };
     let connected = connect(&options).await?;
     printer.note(format!("using {}", connected.description));
@@ -74,15 +78,27 @@ pub async fn open(
         None => ComponentSource::Default,
     };
     let mut engine = EngineOptions::default();
+    engine.max_instances = engine
+        .max_instances
+        .max(u32::try_from(concurrency).unwrap_or(u32::MAX));
     engine.limits.call_timeout = engine
         .limits
         .call_timeout
         .max(watch_timeout + Duration::from_secs(30));
-    let runtime = ComponentRuntime::new(&source, connected.cluster.clone(), &engine)
+    let mut chain = ComponentRuntime::builder(source);
+    for middleware in middleware(global, &engine)? {
+        chain = chain.middleware(middleware);
+    }
+    let runtime = chain
+        .build(connected.cluster.clone(), &engine)
         .await
-        .with_context(|| match &global.component {
-            Some(p) => format!("failed to load the runtime component '{}'", p.display()),
-            None => "failed to load the built-in runtime component".to_owned(),
+        .with_context(|| match (&global.component, global.middleware.is_empty()) {
+            (_, false) => {
+                "failed to load the chain (the --middleware components, then the runtime)"
+                    .to_owned()
+            }
+            (Some(p), true) => format!("failed to load the runtime component '{}'", p.display()),
+            (None, true) => "failed to load the built-in runtime component".to_owned(),
         })?;
     let backend: Box<dyn StateBackend> = match global.state {
         StateArg::Local => Box::new(local_backend(global)),
@@ -115,6 +131,50 @@ pub async fn open(
     })
 }
 
+/// The `--middleware` links, outermost first, each named after its file's
+/// stem, with the runtime's limits (so its wall-clock limit covers the
+/// runtime's) and the cluster access `--middleware-policy` grants it: none
+/// without.
+///
+/// # Errors
+/// A `--middleware-policy` naming no middleware, or a policy file that
+/// cannot be read or parsed.
+fn middleware(global: &GlobalArgs, engine: &EngineOptions) -> anyhow::Result<Vec<Middleware>> {
+    let mut links: Vec<Middleware> = global
+        .middleware
+        .iter()
+        .map(|path| Middleware {
+            limits: engine.limits.clone(),
+            ..Middleware::file(path)
+        })
+        .collect();
+    for (name, file) in &global.middleware_policies {
+        let named: Vec<&mut Middleware> = links.iter_mut().filter(|m| &m.name == name).collect();
+        if named.is_empty() {
+            let names: Vec<String> = global
+                .middleware
+                .iter()
+                .map(|p| format!("`{}`", Middleware::file(p).name))
+                .collect();
+            anyhow::bail!(
+                "--middleware-policy {name}={}: no --middleware is named `{name}` (a middleware \
+                 is named after its file's stem; the chain has {})",
+                file.display(),
+                if names.is_empty() {
+                    "none".to_owned()
+                } else {
+                    names.join(", ")
+                }
+            );
+        }
+        let policy = Policy::load(file)?;
+        for m in named {
+            m.policy = policy.clone();
+        }
+    }
+    Ok(links)
+}
+
 /// The runtime's apply mode for `--mode`.
 pub fn apply_mode(global: &GlobalArgs) -> ApplyMode {
     match global.mode {
@@ -134,6 +194,7 @@ pub async fn open_targets(
     printer: &Printer,
     files: &StateOrInputArgs,
     watch_timeout: Duration,
+    concurrency: usize,
 ) -> anyhow::Result<Option<(Session, State, Targets)>> {
     let input = if files.files.is_empty() {
         None
@@ -150,7 +211,7 @@ pub async fn open_targets(
         .as_ref()
         .map(|s| s.resources.as_slice())
         .unwrap_or_default();
-    let session = open(global, printer, watch_timeout, scope, None).await?;
+    let session = open(global, printer, watch_timeout, scope, None, concurrency).await?;
     let state = session.backend.load(&global.stack).await?;
     let targets = krt_stack::targets(input.as_ref(), &state);
     Ok(Some((session, state, targets)))

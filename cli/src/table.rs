@@ -5,7 +5,7 @@
 use crate::output::{Printer, paint, style};
 use krt_guest::model::{Action, Health, HealthState};
 use krt_stack::report::count;
-use krt_stack::{Outcome, ResourceReport};
+use krt_stack::{Outcome, ResourceReport, Wait};
 
 /// The word of `outcome` in its color, padded to a column.
 pub fn painted(outcome: Outcome) -> String {
@@ -28,6 +28,17 @@ pub fn health_word(h: &Health) -> &'static str {
         HealthState::Current => "Current",
         HealthState::Failed => "Failed",
         HealthState::Unknown => "Unknown",
+    }
+}
+
+/// The HEALTH cell of a resource: its last health, else what was waited for
+/// instead (`exists`, `not waited`), else `-`.
+pub fn health_cell(r: &ResourceReport) -> &'static str {
+    match (&r.health, r.wait) {
+        (Some(h), _) => health_word(h),
+        (None, Some(Wait::None)) => "not waited",
+        (None, Some(Wait::Exists)) => "exists",
+        _ => "-",
     }
 }
 
@@ -68,7 +79,7 @@ pub fn print_table(printer: &Printer, resources: &[ResourceReport]) {
     ));
     for r in resources {
         let action = r.action.map_or("-", action_word);
-        let health = r.health.as_ref().map_or("-", health_word);
+        let health = health_cell(r);
         let time = r.duration_ms.map_or_else(|| "-".to_owned(), seconds);
         printer.out(format!(
             "  {:<width$}  {:<10} {} {:<11} {:>8}",

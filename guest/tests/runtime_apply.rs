@@ -429,6 +429,43 @@ fn immutable_changes_are_reported_or_replaced() {
 }
 
 #[test]
+fn immutable_fields_the_server_refuses_are_reported_or_replaced() {
+    let c = TestCluster::new();
+    let immutable = |data: Value| {
+        configmap("cfg")
+            .namespace("web")
+            .data(data)
+            .set("/immutable", json!(true))
+            .resource()
+    };
+    let first = immutable(json!({"a": "1"}));
+    ok(&run(&c, None, Some(&first), &ApplyOptions::default()));
+    // The dry run is refused as kube-apiserver refuses it (422, `data: Forbidden: field is
+    // immutable when `immutable` is set`): krt reports the field and writes nothing.
+    let second = immutable(json!({"a": "2"}));
+    c.clear_log();
+    let r = run(&c, None, Some(&second), &ApplyOptions::default());
+    let status = r.status.unwrap();
+    assert_eq!(status.code, StatusCode::ImmutableField);
+    assert_eq!(status.causes[0].field, "data");
+    assert_eq!(
+        status.causes[0].message,
+        "Forbidden: field is immutable when `immutable` is set"
+    );
+    assert!(!c.wrote());
+    assert_eq!(stored_cfg(&c).unwrap()["data"]["a"], "1");
+
+    let options = ApplyOptions {
+        replace_on_immutable: true,
+        ..Default::default()
+    };
+    let r = run(&c, None, Some(&second), &options);
+    ok(&r);
+    assert_eq!(r.action, Action::Replace);
+    assert_eq!(stored_cfg(&c).unwrap()["data"]["a"], "2");
+}
+
+#[test]
 fn known_immutable_fields_are_detected_from_the_dry_run() {
     let c = TestCluster::new();
     let immutable = |data: Value| {
@@ -440,17 +477,29 @@ fn known_immutable_fields_are_detected_from_the_dry_run() {
     };
     let first = immutable(json!({"a": "1"}));
     ok(&run(&c, None, Some(&first), &ApplyOptions::default()));
-    // The simulator's dry run lets the data of an immutable ConfigMap change (kube-apiserver
-    // refuses it): krt's own list of immutable fields finds the change in the dry-run result.
+    // A server whose dry run lets the change through (its validation lacks the rule):
+    // krt's own list of immutable fields finds the change in the dry-run result.
+    let mut accepted = stored_cfg(&c).unwrap();
+    accepted["data"]["a"] = json!("2");
+    c.answer_next_dry_run(accepted.clone());
     let second = immutable(json!({"a": "2"}));
     c.clear_log();
     let r = run(&c, None, Some(&second), &ApplyOptions::default());
     let status = r.status.unwrap();
     assert_eq!(status.code, StatusCode::ImmutableField);
     assert_eq!(status.causes[0].field, "data");
+    assert_eq!(
+        (
+            status.causes[0].reason.as_str(),
+            status.causes[0].message.as_str()
+        ),
+        ("FieldValueInvalid", "field is immutable"),
+        "found by krt's list, not reported by the server"
+    );
     assert!(!c.wrote());
     assert_eq!(stored_cfg(&c).unwrap()["data"]["a"], "1");
 
+    c.answer_next_dry_run(accepted);
     let options = ApplyOptions {
         replace_on_immutable: true,
         ..Default::default()

@@ -1,12 +1,14 @@
-//! The host's Rust bindings of `wit/`: the `kubernetes-runtime` world (the
-//! imports krt implements and the `runtime` export it calls), and the
-//! optional `logic` export of the `krt-guest` world, generated on top of the
-//! same import bindings. Imports are async (they await kube-rs) and may trap
-//! for host bugs; exports are called with `call_*` async methods.
+//! The host's Rust bindings of `wit/`: the `cluster-middleware` world, the
+//! widest one krt hosts (every import krt implements: `kubernetes`, `host`,
+//! `types` and `runtime`, the next link of a chain; and the `runtime` export
+//! every link has; a runtime component uses a subset of it), and the optional
+//! `logic` export of the `krt-guest` world, generated on top of the same
+//! import bindings. Imports are async (they await kube-rs, or the next link)
+//! and may trap for host bugs; exports are called with `call_*` async methods.
 
 wasmtime::component::bindgen!({
     path: "../wit",
-    world: "kubernetes-runtime",
+    world: "cluster-middleware",
     imports: { default: async | trappable },
     exports: { default: async },
     with: {
@@ -15,6 +17,8 @@ wasmtime::component::bindgen!({
 });
 
 pub use exports::kusion::runtime::runtime;
+/// The `runtime` import of a middleware: the next link of the chain.
+pub use kusion::runtime::runtime as next;
 pub use kusion::runtime::{host as host_services, kubernetes, types};
 
 /// World `krt-guest`, for its `logic` export; its imports are the ones above.

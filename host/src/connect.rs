@@ -33,6 +33,9 @@ pub struct ConnectOptions {
     pub namespace: Option<String>,
     /// Where the embedded simulator keeps its objects between runs; `None` keeps nothing.
     pub sim_state: Option<PathBuf>,
+    /// The most requests in flight at once (the ceiling of the adaptive
+    /// limit); `None` is [`DEFAULT_MAX_IN_FLIGHT`](crate::DEFAULT_MAX_IN_FLIGHT).
+    pub max_in_flight: Option<usize>,
 }
 
 /// A connected cluster.
@@ -111,11 +114,22 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connected, Error> {
         source,
     })?;
     Ok(Connected {
-        cluster: Arc::new(KubeCluster::new(client, namespace).with_server(url.clone())),
+        cluster: Arc::new(limited(
+            KubeCluster::new(client, namespace).with_server(url.clone()),
+            options,
+        )),
         #[cfg(feature = "sim")]
         sim: None,
         description: format!("cluster {url} (from {source})"),
     })
+}
+
+/// `cluster` with the request ceiling of `options`.
+fn limited(cluster: KubeCluster, options: &ConnectOptions) -> KubeCluster {
+    match options.max_in_flight {
+        Some(ceiling) => cluster.with_max_in_flight(ceiling),
+        None => cluster,
+    }
 }
 
 /// An error of the kubeconfig `what`.
@@ -160,7 +174,7 @@ async fn start_sim(options: &ConnectOptions) -> Result<Connected, Error> {
         sim.url()
     );
     Ok(Connected {
-        cluster: Arc::new(KubeCluster::new(client, namespace)),
+        cluster: Arc::new(limited(KubeCluster::new(client, namespace), options)),
         sim: Some(sim),
         description,
     })

@@ -1,10 +1,46 @@
 //! Conversions between the generated WIT types and the guest library's model
-//! types, which the host uses as its Rust API.
+//! types, which the host uses as its Rust API: for the imports, for the
+//! `runtime` and `logic` exports, and for a middleware's `runtime` import
+//! (the next link: its requests come in, its answers go out).
 
 use crate::bindings::{
-    host_services as hs, kubernetes as k, logic as l, runtime as rt, types as t,
+    host_services as hs, kubernetes as k, logic as l, next as n, runtime as rt, types as t,
 };
 use krt_guest::model as m;
+
+/// Maps between two enums with the same variant names.
+macro_rules! map_enum {
+    ($value:expr, $fm:ident::$ft:ident => $tm:ident::$tt:ident { $($variant:ident),* $(,)? }) => {
+        match $value { $($fm::$ft::$variant => $tm::$tt::$variant,)* }
+    };
+}
+
+/// One variant list for the conversions of `StatusCode` both ways.
+macro_rules! status_codes {
+    ($value:expr, $fm:ident::$ft:ident => $tm:ident::$tt:ident) => {
+        map_enum!($value, $fm::$ft => $tm::$tt {
+            Unknown, Unavailable, Unimplemented, Canceled, InvalidArgument, NotFound,
+            AlreadyExists, PermissionDenied, Internal, Unauthenticated, IllegalManifest,
+            Conflict, FieldConflict, ImmutableField, Throttled, KindNotInstalled, Timeout,
+            Invalid, BadRequest, NamespaceTerminating, Unsupported, TooLarge, ServerError,
+            Unreachable, LimitExceeded,
+        })
+    };
+}
+
+/// One variant list for the conversions of `HealthState` both ways.
+macro_rules! health_states {
+    ($value:expr, $fm:ident::$ft:ident => $tm:ident::$tt:ident) => {
+        map_enum!($value, $fm::$ft => $tm::$tt { NotFound, Terminating, InProgress, Current, Failed, Unknown })
+    };
+}
+
+/// One variant list for the conversions of `StatusKind` both ways.
+macro_rules! status_kinds {
+    ($value:expr, $fm:ident::$ft:ident => $tm:ident::$tt:ident) => {
+        map_enum!($value, $fm::$ft => $tm::$tt { Error, Warning, Info })
+    };
+}
 
 pub(crate) fn cause_to_wit(c: m::Cause) -> t::Cause {
     t::Cause {
@@ -107,59 +143,40 @@ pub(crate) fn log_level_from_wit(l: hs::LogLevel) -> m::LogLevel {
 
 pub(crate) fn health_from_wit(h: t::Health) -> m::Health {
     m::Health {
-        state: match h.state {
-            t::HealthState::NotFound => m::HealthState::NotFound,
-            t::HealthState::Terminating => m::HealthState::Terminating,
-            t::HealthState::InProgress => m::HealthState::InProgress,
-            t::HealthState::Current => m::HealthState::Current,
-            t::HealthState::Failed => m::HealthState::Failed,
-            t::HealthState::Unknown => m::HealthState::Unknown,
-        },
+        state: health_states!(h.state, t::HealthState => m::HealthState),
+        reason: h.reason,
+        message: h.message,
+    }
+}
+
+pub(crate) fn health_to_wit(h: m::Health) -> t::Health {
+    t::Health {
+        state: health_states!(h.state, m::HealthState => t::HealthState),
         reason: h.reason,
         message: h.message,
     }
 }
 
 pub(crate) fn status_from_wit(s: t::Status) -> m::Status {
-    use m::StatusCode as M;
-    use t::StatusCode as T;
     m::Status {
-        kind: match s.kind {
-            t::StatusKind::Error => m::StatusKind::Error,
-            t::StatusKind::Warning => m::StatusKind::Warning,
-            t::StatusKind::Info => m::StatusKind::Info,
-        },
-        code: match s.code {
-            T::Unknown => M::Unknown,
-            T::Unavailable => M::Unavailable,
-            T::Unimplemented => M::Unimplemented,
-            T::Canceled => M::Canceled,
-            T::InvalidArgument => M::InvalidArgument,
-            T::NotFound => M::NotFound,
-            T::AlreadyExists => M::AlreadyExists,
-            T::PermissionDenied => M::PermissionDenied,
-            T::Internal => M::Internal,
-            T::Unauthenticated => M::Unauthenticated,
-            T::IllegalManifest => M::IllegalManifest,
-            T::Conflict => M::Conflict,
-            T::FieldConflict => M::FieldConflict,
-            T::ImmutableField => M::ImmutableField,
-            T::Throttled => M::Throttled,
-            T::KindNotInstalled => M::KindNotInstalled,
-            T::Timeout => M::Timeout,
-            T::Invalid => M::Invalid,
-            T::BadRequest => M::BadRequest,
-            T::NamespaceTerminating => M::NamespaceTerminating,
-            T::Unsupported => M::Unsupported,
-            T::TooLarge => M::TooLarge,
-            T::ServerError => M::ServerError,
-            T::Unreachable => M::Unreachable,
-            T::LimitExceeded => M::LimitExceeded,
-        },
+        kind: status_kinds!(s.kind, t::StatusKind => m::StatusKind),
+        code: status_codes!(s.code, t::StatusCode => m::StatusCode),
         reason: s.reason,
         message: s.message,
         retryable: s.retryable,
         causes: s.causes.into_iter().map(cause_from_wit).collect(),
+        retry_after_ms: s.retry_after_ms,
+    }
+}
+
+pub(crate) fn status_to_wit(s: m::Status) -> t::Status {
+    t::Status {
+        kind: status_kinds!(s.kind, m::StatusKind => t::StatusKind),
+        code: status_codes!(s.code, m::StatusCode => t::StatusCode),
+        reason: s.reason,
+        message: s.message,
+        retryable: s.retryable,
+        causes: s.causes.into_iter().map(cause_to_wit).collect(),
         retry_after_ms: s.retry_after_ms,
     }
 }
@@ -197,10 +214,7 @@ pub(crate) fn resource_from_wit(r: t::Resource) -> Result<m::Resource, String> {
 pub(crate) fn apply_options_to_wit(o: &m::ApplyOptions) -> rt::ApplyOptions {
     rt::ApplyOptions {
         dry_run: o.dry_run,
-        mode: match o.mode {
-            m::ApplyMode::ServerSide => rt::ApplyMode::ServerSide,
-            m::ApplyMode::ClientSideThreeWay => rt::ApplyMode::ClientSideThreeWay,
-        },
+        mode: map_enum!(o.mode, m::ApplyMode => rt::ApplyMode { ServerSide, ClientSideThreeWay }),
         field_manager: o.field_manager.clone(),
         force: o.force,
         replace_on_immutable: o.replace_on_immutable,
@@ -211,13 +225,7 @@ pub(crate) fn apply_options_to_wit(o: &m::ApplyOptions) -> rt::ApplyOptions {
 }
 
 pub(crate) fn action_from_wit(a: rt::Action) -> m::Action {
-    match a {
-        rt::Action::Create => m::Action::Create,
-        rt::Action::Update => m::Action::Update,
-        rt::Action::Unchanged => m::Action::Unchanged,
-        rt::Action::Delete => m::Action::Delete,
-        rt::Action::Replace => m::Action::Replace,
-    }
+    map_enum!(a, rt::Action => m::Action { Create, Update, Unchanged, Delete, Replace })
 }
 
 pub(crate) fn delete_request_to_wit(o: &m::DeleteRequest) -> rt::DeleteOptions {
@@ -240,5 +248,53 @@ pub(crate) fn diff_from_wit(d: l::ObjectDiff) -> m::ObjectDiff {
             })
             .collect(),
         unified: d.unified,
+    }
+}
+
+// ---- the next link: what a middleware hands on, and the answer it gets ----
+
+pub(crate) fn apply_options_from_next(o: n::ApplyOptions) -> m::ApplyOptions {
+    m::ApplyOptions {
+        dry_run: o.dry_run,
+        mode: map_enum!(o.mode, n::ApplyMode => m::ApplyMode { ServerSide, ClientSideThreeWay }),
+        field_manager: o.field_manager,
+        force: o.force,
+        replace_on_immutable: o.replace_on_immutable,
+        default_namespace: o.default_namespace,
+        offline: o.offline,
+        ignore_paths: o.ignore_paths,
+    }
+}
+
+pub(crate) fn apply_response_to_next(r: m::ApplyResponse) -> n::ApplyResponse {
+    n::ApplyResponse {
+        resource: r.resource.as_ref().map(resource_to_wit),
+        live: r.live.map(|live| live.to_string()),
+        action: map_enum!(r.action, m::Action => n::Action { Create, Update, Unchanged, Delete, Replace }),
+        status: r.status.map(status_to_wit),
+        retries: r.retries,
+    }
+}
+
+pub(crate) fn read_response_to_next(r: m::ReadResponse) -> n::ReadResponse {
+    n::ReadResponse {
+        resource: r.resource.as_ref().map(resource_to_wit),
+        status: r.status.map(status_to_wit),
+    }
+}
+
+pub(crate) fn delete_options_from_next(o: n::DeleteOptions) -> m::DeleteRequest {
+    m::DeleteRequest {
+        dry_run: o.dry_run,
+        propagation_policy: o.propagation_policy.map(propagation_from_wit),
+        default_namespace: o.default_namespace,
+    }
+}
+
+pub(crate) fn watch_response_to_next(r: m::WatchResponse) -> n::WatchResponse {
+    n::WatchResponse {
+        resource: r.resource.as_ref().map(resource_to_wit),
+        health: health_to_wit(r.health),
+        status: r.status.map(status_to_wit),
     }
 }

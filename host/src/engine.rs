@@ -3,23 +3,36 @@
 //! engine's settings), check the component's imports and exports against what
 //! krt offers, link once, instantiate per call through `InstancePre`.
 
-use crate::bindings::KubernetesRuntimePre;
+use crate::bindings::{logic as l, runtime as rt};
 use crate::error::Error;
 use crate::state::{HostState, Limits};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::{
     Cache, CacheConfig, Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig,
 };
 
 /// The version of the `kusion:runtime` WIT package this host implements;
-/// components built against a semver-compatible version (`0.1.x`) load.
-pub const WIT_VERSION: &str = "0.1.0";
+/// components built against a semver-compatible version (any `0.1.x`, so
+/// also `0.1.0`, from before middleware existed) load.
+pub const WIT_VERSION: &str = "0.1.1";
 
-/// The `kusion:runtime` interfaces a component may import.
-const KRT_IMPORTS: &[&str] = &["kubernetes", "host", "types"];
+/// The `kusion:runtime` interfaces a runtime component may import.
+const RUNTIME_IMPORTS: &[&str] = &["kubernetes", "host", "types"];
+
+/// The interface a middleware imports to call the next link; a runtime must not.
+const NEXT_LINK: &str = "runtime";
+
+/// Which part of a chain a component is loaded as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LinkKind {
+    /// The runtime at the end of the chain (world `kubernetes-runtime`).
+    Runtime,
+    /// A middleware in front of it (world `middleware` or `cluster-middleware`).
+    Middleware,
+}
 
 /// How often the engine's epoch advances; CPU deadlines are counted in these ticks.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -138,31 +151,56 @@ pub fn build_engine_and_cache(options: &EngineOptions) -> Result<(Engine, Option
 }
 
 /// Compiles `source` (off the async executor), checks its imports and
-/// exports, and links it against krt's imports; returns it with its name for
-/// messages. A component that imports
+/// exports for its place in a chain (`kind`), and links it against krt's
+/// imports. A component that imports
 /// anything krt does not provide (sockets, filesystem, HTTP, an unknown
 /// interface) or was built against an incompatible `kusion:runtime` version is
-/// refused before linking, with a message naming the import or both versions.
+/// refused before linking, with a message naming the import or both versions;
+/// so is a middleware given as the runtime and a runtime given as a middleware.
 ///
 /// # Errors
 /// Unreadable file, invalid component, a refused import, a version mismatch,
-/// or a world mismatch (the message names the import or export).
-pub async fn load_component(
+/// the wrong kind of component, or a world mismatch (the message names the
+/// import or export).
+pub(crate) async fn load_component(
     engine: &Engine,
     source: &ComponentSource,
-) -> Result<(KubernetesRuntimePre<HostState>, String), Error> {
+    kind: LinkKind,
+) -> Result<Loaded, Error> {
     let (component, name) = compile(engine, source).await?;
-    check_world(engine, &component, &name)?;
+    check_world(engine, &component, &name, kind)?;
     let mut linker = Linker::new(engine);
     crate::imports::add_to_linker(&mut linker).map_err(Error::engine)?;
     let mismatch = |source: wasmtime::Error| Error::WorldMismatch {
         name: name.clone(),
-        world: "kubernetes-runtime",
+        world: match kind {
+            LinkKind::Runtime => "kubernetes-runtime",
+            LinkKind::Middleware => "cluster-middleware",
+        },
         source: source.into(),
     };
     let pre = linker.instantiate_pre(&component).map_err(mismatch)?;
-    let pre = KubernetesRuntimePre::new(pre).map_err(mismatch)?;
-    Ok((pre, name))
+    let runtime = rt::GuestIndices::new(&pre).map_err(mismatch)?;
+    let logic = l::GuestIndices::new(&pre).ok();
+    Ok(Loaded {
+        pre,
+        runtime,
+        logic,
+        name,
+    })
+}
+
+/// A component compiled, checked and linked: instantiate it from `pre`, then
+/// find its exports with `runtime` and `logic`.
+pub(crate) struct Loaded {
+    /// The linked component.
+    pub(crate) pre: InstancePre<HostState>,
+    /// Where its `runtime` export is.
+    pub(crate) runtime: rt::GuestIndices,
+    /// Where its `logic` export is; `None` when it has none.
+    pub(crate) logic: Option<l::GuestIndices>,
+    /// How messages name it, for example `component 'x.wasm'`.
+    pub(crate) name: String,
 }
 
 /// Reads and compiles `source` off the async executor; the component's name
@@ -197,16 +235,25 @@ async fn compile(engine: &Engine, source: &ComponentSource) -> Result<(Component
     Ok((compiled, name))
 }
 
-/// Checks a component's imports against the allow-list and its
-/// `kusion:runtime` version against [`WIT_VERSION`].
-fn check_world(engine: &Engine, component: &Component, name: &str) -> Result<(), Error> {
+/// Checks a component's imports against the allow-list for `kind`, its
+/// `kusion:runtime` version against [`WIT_VERSION`], and that it exports
+/// `runtime` (and, as a middleware, imports it).
+fn check_world(
+    engine: &Engine,
+    component: &Component,
+    name: &str,
+    kind: LinkKind,
+) -> Result<(), Error> {
     let ty = component.component_type();
     let mut refused = Vec::new();
+    let mut imports_next = false;
     for (import, _) in ty.imports(engine) {
         let (path, version) = split_version(import);
         if let Some(iface) = path.strip_prefix("kusion:runtime/") {
             check_version(name, version)?;
-            if !KRT_IMPORTS.contains(&iface) {
+            if iface == NEXT_LINK {
+                imports_next = true;
+            } else if !RUNTIME_IMPORTS.contains(&iface) {
                 refused.push(import.to_owned());
             }
         } else if !(crate::imports::ALLOWED_WASI.contains(&path)
@@ -234,7 +281,15 @@ fn check_world(engine: &Engine, component: &Component, name: &str) -> Result<(),
             name: name.to_owned(),
         });
     }
-    Ok(())
+    match (kind, imports_next) {
+        (LinkKind::Runtime, true) => Err(Error::MiddlewareAsRuntime {
+            name: name.to_owned(),
+        }),
+        (LinkKind::Middleware, false) => Err(Error::NotAMiddleware {
+            name: name.to_owned(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// `ns:pkg/iface@1.2.3` as (`ns:pkg/iface`, `Some("1.2.3")`).
@@ -286,6 +341,7 @@ mod tests {
     #[test]
     fn semver_compatibility() {
         assert!(compatible("0.1.0", "0.1.0"));
+        assert!(compatible("0.1.0", WIT_VERSION), "0.1.0 components load");
         assert!(compatible("0.1.7", "0.1.0"));
         assert!(!compatible("0.2.0", "0.1.0"));
         assert!(compatible("0.2.6", "0.2.0"));
@@ -295,7 +351,9 @@ mod tests {
         let err = check_version("component 'v2.wasm'", Some("0.2.0")).unwrap_err();
         let text = err.to_string();
         assert!(
-            text.contains("kusion:runtime@0.2.0") && text.contains("kusion:runtime@0.1.0"),
+            text.contains("kusion:runtime@0.2.0")
+                && text.contains(&format!("kusion:runtime@{WIT_VERSION}"))
+                && text.contains("any `0.1.x`"),
             "{text}"
         );
     }

@@ -35,10 +35,11 @@ pub enum Error {
     },
     /// The component imports what krt does not provide.
     #[error(
-        "{name} imports {}, which krt does not provide: a guest may import only \
-         `kusion:runtime/{{kubernetes,host,types}}@{WIT_VERSION}`, WASI 0.2 clocks and random, \
-         and the `wasi:cli` stdio and `wasi:io` interfaces a std Rust guest needs \
-         (no filesystem, sockets, HTTP, environment or arguments)",
+        "{name} imports {}, which krt does not provide: a component may import only \
+         `kusion:runtime/{{kubernetes,host,types}}@0.1.x` (a middleware also \
+         `kusion:runtime/runtime`, the next link), WASI 0.2 clocks and random, and the \
+         `wasi:cli` stdio and `wasi:io` interfaces a std Rust guest needs (no filesystem, \
+         sockets, HTTP, environment or arguments)",
         imports.iter().map(|i| format!("`{i}`")).collect::<Vec<_>>().join(", ")
     )]
     RefusedImports {
@@ -50,8 +51,8 @@ pub enum Error {
     /// The component was built against an incompatible `kusion:runtime` version.
     #[error(
         "{name} was built against `kusion:runtime@{found}`, but this krt implements \
-         `kusion:runtime@{WIT_VERSION}`; rebuild the component against krt's `wit/` \
-         (or run a krt that implements {found})"
+         `kusion:runtime@{WIT_VERSION}` (components built against any `0.1.x` load); rebuild \
+         the component against krt's `wit/` (or run a krt that implements {found})"
     )]
     WitVersion {
         /// The component.
@@ -66,6 +67,35 @@ pub enum Error {
     NotARuntime {
         /// The component.
         name: String,
+    },
+    /// A middleware (it imports `kusion:runtime/runtime`, the next link) was
+    /// given as the runtime at the end of a chain.
+    #[error(
+        "{name} imports `kusion:runtime/runtime`: it is a middleware, which calls a next link, \
+         not a runtime; put it in front of a runtime (`--middleware FILE`)"
+    )]
+    MiddlewareAsRuntime {
+        /// The component.
+        name: String,
+    },
+    /// A component given as a middleware does not import
+    /// `kusion:runtime/runtime`, so it cannot call the next link.
+    #[error(
+        "{name} does not import `kusion:runtime/runtime`, so it cannot call a next link: it is \
+         a runtime (`--component FILE`), not a middleware (world `middleware` or \
+         `cluster-middleware`)"
+    )]
+    NotAMiddleware {
+        /// The component.
+        name: String,
+    },
+    /// A middleware position that the chain does not have.
+    #[error("the chain has no middleware {position} (it has {count})")]
+    NoSuchMiddleware {
+        /// The position asked for, 1 for the outermost.
+        position: usize,
+        /// How many middleware the chain has.
+        count: usize,
     },
     /// The component's imports or exports do not have the types krt's world gives them.
     #[error("{name} does not fit krt's `kusion:runtime/{world}@{WIT_VERSION}` world")]

@@ -3,7 +3,9 @@
 //!
 //! - [`ComponentRuntime`]: krt-stack's [`Runtime`](krt_stack::Runtime) backed by a
 //!   component, one fresh and limited instance per call ([`Limits`]), every
-//!   cluster call checked against a capability [`Policy`], hot reload;
+//!   cluster call checked against a capability [`Policy`], hot reload; or by a
+//!   chain of [`Middleware`] in front of it ([`ChainBuilder`]), each link with
+//!   its own instance, limits and policy;
 //! - [`NativeRuntime`]: the same guest logic linked natively, for comparison
 //!   and trusted use;
 //! - [`KubeCluster`] and [`connect`]: one shared kube-rs client, chosen like
@@ -26,7 +28,7 @@ mod runtime;
 mod secret_state;
 mod state;
 
-pub use cluster::KubeCluster;
+pub use cluster::{DEFAULT_MAX_IN_FLIGHT, KubeCluster, LimitStats};
 pub use connect::{ClusterChoice, ConnectOptions, Connected, connect};
 pub use engine::{
     ComponentSource, DEFAULT_COMPONENT, EngineOptions, WIT_VERSION, build_engine,
@@ -38,6 +40,6 @@ pub use krt_guest::model;
 pub use krt_stack::{Event, EventSink, Runtime};
 pub use native::NativeRuntime;
 pub use policy::Policy;
-pub use runtime::{ComponentRuntime, RuntimeStats};
+pub use runtime::{ChainBuilder, ComponentRuntime, Middleware, RuntimeStats};
 pub use secret_state::KubernetesBackend;
 pub use state::Limits;

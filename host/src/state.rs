@@ -3,7 +3,7 @@
 //! way wasmtime-wasi does.
 
 use crate::cluster::KubeCluster;
-use crate::policy::Policy;
+use crate::runtime::{LinkSettings, Next};
 use krt_stack::EventSink;
 use std::fmt;
 use std::sync::Arc;
@@ -165,12 +165,16 @@ impl ResourceLimiter for Limiter {
     }
 }
 
-/// krt's part of the store: what the `kubernetes` and `host` imports need.
+/// krt's part of the store: what the `kubernetes`, `host` and `runtime`
+/// imports need.
 pub struct KrtCtx {
     pub(crate) cluster: Arc<KubeCluster>,
     pub(crate) events: Arc<dyn EventSink>,
-    pub(crate) policy: Arc<Policy>,
-    pub(crate) limits: Limits,
+    /// The link this store runs: its place in the chain, limits and policy.
+    pub(crate) link: Arc<LinkSettings>,
+    /// The link after it, which a middleware's `runtime` import calls;
+    /// `None` for the runtime at the end of the chain.
+    pub(crate) next: Option<Next>,
     /// When the call started.
     pub(crate) started: Instant,
     /// The wall-clock deadline of the call.
@@ -196,8 +200,9 @@ impl KrtCtx {
     /// Counts one host call; traps once the call budget is spent.
     pub(crate) fn enter(&mut self) -> wasmtime::Result<()> {
         self.host_calls += 1;
-        if self.host_calls > self.limits.max_host_calls {
-            return Err(self.trip(LimitHit::HostCalls(self.limits.max_host_calls)));
+        let max = self.link.limits.max_host_calls;
+        if self.host_calls > max {
+            return Err(self.trip(LimitHit::HostCalls(max)));
         }
         Ok(())
     }
@@ -221,12 +226,13 @@ pub struct HostState {
 impl HostState {
     /// A fresh state: WASI with no args, env, preopens or sockets, stdin
     /// closed, stdout discarded and stderr captured (64 KiB) so a panic message
-    /// can be reported; the limits and the policy of one call.
-    pub fn new(
+    /// can be reported; the limits and the policy of one link's call, and the
+    /// link after it.
+    pub(crate) fn new(
         cluster: Arc<KubeCluster>,
         events: Arc<dyn EventSink>,
-        policy: Arc<Policy>,
-        limits: &Limits,
+        link: Arc<LinkSettings>,
+        next: Option<Next>,
     ) -> Self {
         let stderr = MemoryOutputPipe::new(STDERR_CAPTURE);
         let wasi = WasiCtx::builder()
@@ -236,17 +242,19 @@ impl HostState {
             .stderr(stderr.clone())
             .build();
         let now = Instant::now();
+        let limiter = Limiter::new(&link.limits);
+        let deadline = now + link.limits.call_timeout;
         HostState {
             wasi,
             table: ResourceTable::new(),
-            limiter: Limiter::new(limits),
+            limiter,
             krt: KrtCtx {
                 cluster,
                 events,
-                policy,
-                limits: limits.clone(),
+                link,
+                next,
                 started: now,
-                deadline: now + limits.call_timeout,
+                deadline,
                 host_time: Duration::ZERO,
                 host_calls: 0,
                 requests: 0,

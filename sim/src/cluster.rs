@@ -21,7 +21,7 @@ pub struct Cluster {
 
 impl Cluster {
     /// A cluster with the namespaces every cluster starts with (`default`, `kube-system`,
-    /// `kube-public`, `kube-node-lease`), keeping the last `history_limit` events for watches.
+    /// `kube-public`, `kube-node-lease`) and a default StorageClass, keeping the last `history_limit` events for watches.
     pub fn new(history_limit: usize) -> Self {
         let cluster = Self::empty(history_limit, "127.0.0.1");
         cluster.seed();
@@ -72,9 +72,23 @@ impl Cluster {
         self.store.lock().set_observer(Box::new(observer));
     }
 
-    /// Creates the namespaces every cluster starts with.
+    /// Creates the namespaces every cluster starts with, and the default StorageClass
+    /// `standard` (as kind's), whose claims the volume controller provisions at once.
     pub(crate) fn seed(&self) {
         let mut state = self.store.lock();
+        state.put(
+            Key {
+                group: "storage.k8s.io".into(),
+                resource: "storageclasses".into(),
+                namespace: String::new(),
+                name: "standard".into(),
+            },
+            json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                "metadata": {"name": "standard", "uid": meta::uid(), "creationTimestamp": meta::now(),
+                    "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+                "provisioner": "rancher.io/local-path", "reclaimPolicy": "Delete",
+                "volumeBindingMode": "Immediate"}),
+        );
         for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             let key = Key {
                 group: String::new(),

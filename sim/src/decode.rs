@@ -401,6 +401,13 @@ impl Decoder<'_> {
         let Some(walk) = schema.walk(path) else {
             return serde.to_string();
         };
+        if let (Some(text), Some("byte")) = (
+            value.as_str(),
+            schema.resolve(&walk.target).1["format"].as_str(),
+        ) && let Some(at) = base64_error_at(text)
+        {
+            return format!("illegal base64 data at input byte {at}");
+        }
         if !serde.starts_with("invalid type") && !serde.starts_with("invalid value: integer") {
             return serde.to_string();
         }
@@ -480,8 +487,8 @@ impl Decoder<'_> {
                         ListType::Map(keys) => {
                             let parts: Vec<String> = keys
                                 .iter()
-                                .filter(|k| !item[**k].is_null())
-                                .map(|k| format!("{k}={}", item[*k]))
+                                .filter(|k| !item[k.as_str()].is_null())
+                                .map(|k| format!("{k}={}", item[k.as_str()]))
                                 .collect();
                             out.push_str(&format!("[{}]", parts.join(",")));
                         }
@@ -675,6 +682,21 @@ fn fix(schema: &TypeSchema, path: &[Step], value: &mut Value) -> Option<()> {
     }
 }
 
+/// Where Go's `encoding/base64` stops decoding `text` (standard alphabet, padded), if it does.
+fn base64_error_at(text: &str) -> Option<usize> {
+    use base64::Engine as _;
+    match base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .err()?
+    {
+        base64::DecodeError::InvalidByte(at, _) | base64::DecodeError::InvalidLastSymbol(at, _) => {
+            Some(at)
+        }
+        base64::DecodeError::InvalidLength(len) => Some(len),
+        base64::DecodeError::InvalidPadding => Some(text.len()),
+    }
+}
+
 fn json_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
@@ -766,6 +788,16 @@ mod tests {
             err.message,
             "Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal \
              string into Go struct field DeploymentSpec.spec.replicas of type int32"
+        );
+        let mut bad = json!({"data": {"a": "not base64!"}});
+        let err = decode(&rt("", "Secret"), &mut bad, Source::Create, None).unwrap_err();
+        assert_eq!(
+            (err.code, err.message.as_str()),
+            (
+                400,
+                "Secret in version \"v1\" cannot be handled as a Secret: illegal base64 data at \
+                 input byte 3"
+            )
         );
         let mut cm = json!({"metadata": {"name": "a", "labels": {"x": 1}}});
         let err = decode(&rt("", "ConfigMap"), &mut cm, Source::Update, None).unwrap_err();

@@ -27,8 +27,10 @@
 //! ```
 
 pub mod api;
+mod canonical;
 mod cluster;
 mod controllers;
+mod crd;
 mod decode;
 mod defaults;
 mod discovery;
@@ -37,6 +39,7 @@ mod kinds;
 mod lifecycle;
 mod meta;
 mod openapi;
+mod quantity;
 mod registry;
 mod request;
 mod routes;
@@ -52,4 +55,4 @@ mod watch;
 
 pub use guest_cluster::{GuestCluster, GuestWatch};
 #[cfg(feature = "server")]
-pub use server::{Fault, FaultAction, Sim, SimConfig, SimError};
+pub use server::{Fault, FaultAction, RequestCounts, Sim, SimConfig, SimError};

@@ -24,6 +24,11 @@ pub fn delete(state: &mut State, key: &Key) {
 pub const FOREGROUND: &str = "foregroundDeletion";
 /// Finalizer kube-apiserver adds for `propagationPolicy=Orphan`.
 pub const ORPHAN: &str = "orphan";
+/// Finalizer the StorageObjectInUseProtection admission plugin puts on every new claim, kept
+/// while a Pod uses it.
+pub const PVC_PROTECTION: &str = "kubernetes.io/pvc-protection";
+/// Finalizer the same plugin puts on every new volume, kept while a claim is bound to it.
+pub const PV_PROTECTION: &str = "kubernetes.io/pv-protection";
 
 fn finalizers(object: &Value) -> impl Iterator<Item = &str> {
     object["metadata"]["finalizers"]

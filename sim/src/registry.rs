@@ -54,7 +54,8 @@ impl ResourceType {
         }
     }
 
-    /// Whether writes maintain `metadata.generation` (everything with a spec to observe).
+    /// Whether writes maintain `metadata.generation`: custom resources, and the built-in kinds
+    /// whose registry sets it (those with a spec a controller reports observing).
     pub fn tracks_generation(&self) -> bool {
         self.generation
     }
@@ -138,14 +139,21 @@ pub const FACTS: &[Facts] = &[
             "create", "delete", "get", "list", "patch", "update", "watch",
         ])
         .generation(false),
-    facts("", "nodes").short(&["no"]),
-    facts("", "persistentvolumeclaims").short(&["pvc"]),
-    facts("", "persistentvolumes").short(&["pv"]),
+    facts("", "nodes").short(&["no"]).generation(false),
+    facts("", "persistentvolumeclaims")
+        .short(&["pvc"])
+        .generation(false),
+    facts("", "persistentvolumes")
+        .short(&["pv"])
+        .generation(false),
     facts("", "pods").short(&["po"]).all(),
     facts("", "replicationcontrollers").short(&["rc"]).all(),
     facts("", "resourcequotas").short(&["quota"]),
     facts("", "serviceaccounts").short(&["sa"]),
-    facts("", "services").short(&["svc"]).all(),
+    facts("", "services")
+        .short(&["svc"])
+        .all()
+        .generation(false),
     facts("apiregistration.k8s.io", "apiservices").api_extensions(),
     facts("apps", "daemonsets").short(&["ds"]).all(),
     facts("apps", "deployments").short(&["deploy"]).all(),
@@ -323,6 +331,7 @@ mod tests {
             ("apps", "DaemonSet", true, false, true),
             ("autoscaling", "HorizontalPodAutoscaler", true, false, true),
             ("", "Namespace", true, false, false),
+            ("", "Service", true, false, false),
             ("", "ConfigMap", false, false, false),
             ("rbac.authorization.k8s.io", "Role", false, false, false),
             ("discovery.k8s.io", "EndpointSlice", false, false, true),

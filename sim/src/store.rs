@@ -199,13 +199,13 @@ impl State {
         self.observer = Some(observer);
     }
 
-    /// Recomputes the CRD-served types; when a CRD goes, its objects go too.
+    /// Recomputes the CRD-served types (a terminating CRD serves until its cleanup finalizer
+    /// goes); when a CRD goes, its objects go too.
     fn refresh_custom_types(&mut self) {
         let old = std::mem::take(&mut self.custom_types);
         self.custom_types = self
             .list("apiextensions.k8s.io", "customresourcedefinitions", None)
             .into_iter()
-            .filter(|(_, crd)| crd["metadata"]["deletionTimestamp"].is_null())
             .flat_map(|(_, crd)| registry::from_crd(crd))
             .collect();
         let gone: Vec<ResourceType> = old
@@ -264,7 +264,6 @@ impl State {
         self.custom_types = self
             .list("apiextensions.k8s.io", "customresourcedefinitions", None)
             .into_iter()
-            .filter(|(_, crd)| crd["metadata"]["deletionTimestamp"].is_null())
             .flat_map(|(_, crd)| registry::from_crd(crd))
             .collect();
     }

@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 
-use crate::{meta, selectors};
 use crate::registry::ResourceType;
+use crate::{meta, selectors};
 
 /// Whether an `Accept` header asks for a Table.
 pub fn wanted(accept: &str) -> bool {
@@ -261,7 +261,12 @@ fn cells(kind: &str, o: &Value) -> Vec<Value> {
             json!(text(&o["provisioner"], "")),
             json!(text(&o["reclaimPolicy"], "Delete")),
             json!(text(&o["volumeBindingMode"], "Immediate")),
-            json!(o["allowVolumeExpansion"].as_bool().unwrap_or(false).to_string()),
+            json!(
+                o["allowVolumeExpansion"]
+                    .as_bool()
+                    .unwrap_or(false)
+                    .to_string()
+            ),
         ],
         "Lease" => vec![json!(text(&spec["holderIdentity"], "<unknown>"))],
         _ => Vec::new(),
@@ -385,6 +390,9 @@ mod tests {
         let pdb = json!({"metadata": {"name": "p", "creationTimestamp": meta::now()},
             "spec": {"minAvailable": 1}, "status": {"disruptionsAllowed": 2}});
         let table = convert(&find("policy", "PodDisruptionBudget"), &pdb);
-        assert_eq!(table["rows"][0]["cells"][1..4], [json!("1"), json!("N/A"), json!(2)]);
+        assert_eq!(
+            table["rows"][0]["cells"].as_array().unwrap()[1..4],
+            [json!("1"), json!("N/A"), json!(2)]
+        );
     }
 }

@@ -231,7 +231,8 @@ async fn server_side_apply_is_idempotent_and_bumps_generation_on_spec_changes() 
         )
         .await
         .0,
-        400
+        422,
+        "kube-apiserver answers an apply without fieldManager with 422 Invalid"
     );
     let yaml =
         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 4\n";
@@ -278,19 +279,40 @@ async fn crds_make_their_kind_served() {
     )
     .await;
     assert_eq!(code, 415);
-    assert_eq!(
-        call(
-            &sim,
-            "DELETE",
-            &format!("{crds}/widgets.example.com"),
-            JSON,
-            None
-        )
-        .await
-        .0,
-        200
+    // Deleting a CRD answers the CRD, terminating under its cleanup finalizer; the finalizer
+    // controller deletes the widgets, then the CRD goes and its kind is no longer served.
+    let (code, deleted) = call(
+        &sim,
+        "DELETE",
+        &format!("{crds}/widgets.example.com"),
+        JSON,
+        None,
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(deleted["kind"], "CustomResourceDefinition");
+    assert!(
+        deleted["metadata"]["deletionTimestamp"].is_string(),
+        "{deleted}"
     );
-    assert_eq!(call(&sim, "GET", widgets, JSON, None).await.0, 404);
+    assert_eq!(
+        deleted["metadata"]["finalizers"],
+        json!(["customresourcecleanup.apiextensions.k8s.io"])
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while call(&sim, "GET", widgets, JSON, None).await.0 != 404 {
+        assert!(std::time::Instant::now() < deadline, "the CRD never went");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (code, _) = call(
+        &sim,
+        "GET",
+        &format!("{crds}/widgets.example.com"),
+        JSON,
+        None,
+    )
+    .await;
+    assert_eq!(code, 404);
 }
 
 /// Reads watch lines until `want` of them arrived or the deadline passes.

@@ -441,3 +441,99 @@ async fn https_with_a_bearer_token() {
     assert!(stderr.contains("Unauthorized"), "{stderr}");
     sim.shutdown().await;
 }
+
+const QUANTITIES: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: sized
+  namespace: default
+spec:
+  selector:
+    matchLabels: {app: sized}
+  template:
+    metadata:
+      labels: {app: sized}
+    spec:
+      containers:
+      - name: app
+        image: nginx:1.27
+        resources:
+          limits: {memory: 1024Mi, cpu: 1000m}
+          requests: {memory: 512Mi, cpu: 250m}
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: creds
+  namespace: default
+stringData:
+  password: s3cr3t
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_side_apply_stores_canonical_quantities_and_records_ownership() {
+    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let k = Kubectl::new(&sim);
+    let manifest = k.file("sized.yaml", QUANTITIES);
+    let out = k.ok(&["apply", "--server-side", "-f", path(&manifest)]);
+    assert_eq!(
+        out,
+        "deployment.apps/sized serverside-applied\nsecret/creds serverside-applied\n"
+    );
+    let yaml = k.ok(&[
+        "get",
+        "deployment",
+        "sized",
+        "-o",
+        "yaml",
+        "--show-managed-fields",
+    ]);
+    assert!(yaml.contains("memory: 1Gi"), "{yaml}");
+    assert!(yaml.contains("cpu: \"1\""), "{yaml}");
+    let d = k.json(&[
+        "get",
+        "deployment",
+        "sized",
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]);
+    let container = &d["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(
+        container["resources"]["limits"],
+        serde_json::json!({"memory": "1Gi", "cpu": "1"})
+    );
+    assert_eq!(container["imagePullPolicy"], "IfNotPresent");
+    let managed = d["metadata"]["managedFields"].as_array().expect("managed");
+    assert_eq!(managed.len(), 1, "{managed:?}");
+    assert_eq!(managed[0]["manager"], "kubectl");
+    assert_eq!(managed[0]["operation"], "Apply");
+    let owned = &managed[0]["fieldsV1"]["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"app\"}"]
+        ["f:resources"];
+    assert_eq!(
+        owned["f:limits"],
+        serde_json::json!({"f:cpu": {}, "f:memory": {}}),
+        "the applier owns the map's keys, not the map: {owned}"
+    );
+    let secret = k.json(&["get", "secret", "creds", "-o", "json"]);
+    assert_eq!(secret["data"]["password"], "czNjcjN0");
+    assert!(secret["stringData"].is_null(), "{secret}");
+
+    // The same manifest applied again is no change: the stored form is what it canonicalizes to.
+    k.ok(&["apply", "--server-side", "-f", path(&manifest)]);
+    let again = k.json(&[
+        "get",
+        "deployment",
+        "sized",
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]);
+    assert_eq!(again["spec"], d["spec"]);
+    assert_eq!(again["metadata"]["generation"], 1);
+    assert_eq!(
+        again["metadata"]["managedFields"][0]["fieldsV1"],
+        managed[0]["fieldsV1"]
+    );
+    sim.shutdown().await;
+}

@@ -10,6 +10,7 @@
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
 use hyper::body::Bytes;
+use hyper::header::{HeaderName, HeaderValue};
 use hyper_util::rt::TokioIo;
 use serde_json::{Map, Value};
 
@@ -33,7 +34,12 @@ async fn send(sim: &krt_sim::Sim, step: &Value) -> Answer {
     if let Some(query) = step["query"].as_object() {
         let pairs: Vec<String> = query
             .iter()
-            .map(|(k, v)| format!("{k}={}", encode(v.as_str().expect("query values are strings"))))
+            .map(|(k, v)| {
+                format!(
+                    "{k}={}",
+                    encode(v.as_str().expect("query values are strings"))
+                )
+            })
             .collect();
         uri = format!("{uri}?{}", pairs.join("&"));
     }
@@ -46,14 +52,16 @@ async fn send(sim: &krt_sim::Sim, step: &Value) -> Answer {
         .method(step["method"].as_str().unwrap_or("GET"))
         .uri(uri)
         .header("host", addr)
-        .header("content-type", "application/json");
+        .body(Full::new(Bytes::from(body)))
+        .expect("request");
+    let headers = request.headers_mut();
+    headers.insert("content-type", HeaderValue::from_static("application/json"));
     for (name, value) in step["headers"].as_object().into_iter().flatten() {
-        request = request.header(name, value.as_str().expect("header values are strings"));
+        let name = HeaderName::from_bytes(name.as_bytes()).expect("header name");
+        let value = value.as_str().expect("header values are strings");
+        headers.insert(name, HeaderValue::from_str(value).expect("header value"));
     }
-    let response = sender
-        .send_request(request.body(Full::new(Bytes::from(body))).expect("request"))
-        .await
-        .expect("response");
+    let response = sender.send_request(request).await.expect("response");
     let code = response.status().as_u16();
     let header = |name| {
         response
@@ -92,12 +100,14 @@ fn encode(value: &str) -> String {
         .collect()
 }
 
-/// Whether `item` has every field of `subset`, recursively.
+/// Whether `item` has every field of `subset`, recursively (each item of a list in `subset`
+/// like some item of the list in `item`).
 fn contains(item: &Value, subset: &Value) -> bool {
     match (item, subset) {
         (Value::Object(i), Value::Object(s)) => s
             .iter()
             .all(|(k, v)| i.get(k).is_some_and(|x| contains(x, v))),
+        (Value::Array(i), Value::Array(s)) => s.iter().all(|v| i.iter().any(|x| contains(x, v))),
         _ => item == subset,
     }
 }
@@ -110,34 +120,60 @@ fn check(answer: &Answer, expect: &Map<String, Value>) -> Vec<String> {
     {
         problems.push(format!("code {} instead of {code}", answer.code));
     }
-    for (pointer, want) in expect.get("fields").and_then(Value::as_object).into_iter().flatten() {
+    for (pointer, want) in expect
+        .get("fields")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
         match answer.body.pointer(pointer) {
             Some(got) if got == want => {}
             got => problems.push(format!("{pointer} is {got:?}, not {want}")),
         }
     }
-    for pointer in expect.get("absent").and_then(Value::as_array).into_iter().flatten() {
+    for pointer in expect
+        .get("absent")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let pointer = pointer.as_str().expect("pointer");
         if let Some(got) = answer.body.pointer(pointer) {
             problems.push(format!("{pointer} is present: {got}"));
         }
     }
-    for (pointer, subset) in expect.get("contains").and_then(Value::as_object).into_iter().flatten() {
+    for (pointer, subset) in expect
+        .get("contains")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
         let items = answer.body.pointer(pointer).and_then(Value::as_array);
         if !items.is_some_and(|items| items.iter().any(|i| contains(i, subset))) {
             problems.push(format!("{pointer} has no item like {subset}"));
         }
     }
     if let Some(want) = expect.get("warnings") {
-        let want: Vec<&str> = want.as_array().expect("warnings").iter().filter_map(Value::as_str).collect();
+        let want: Vec<&str> = want
+            .as_array()
+            .expect("warnings")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
         if answer.warnings != want {
-            problems.push(format!("warnings {:?} instead of {want:?}", answer.warnings));
+            problems.push(format!(
+                "warnings {:?} instead of {want:?}",
+                answer.warnings
+            ));
         }
     }
     if let Some(want) = expect.get("contentType").and_then(Value::as_str)
         && answer.content_type != want
     {
-        problems.push(format!("content type {:?} instead of {want:?}", answer.content_type));
+        problems.push(format!(
+            "content type {:?} instead of {want:?}",
+            answer.content_type
+        ));
     }
     problems
 }

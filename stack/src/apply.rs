@@ -1,7 +1,7 @@
 //! The apply walk: each planned resource in dependency order with bounded
-//! concurrency, waiting for each to become healthy before its dependents
-//! start and recording each in the state as it goes; then the delete walk
-//! for recorded resources that left the input.
+//! concurrency, waiting for each as its [`Wait`] says (by default until it
+//! is healthy) before its dependents start and recording each in the state
+//! as it goes; then the delete walk for recorded resources that left the input.
 
 use crate::destroy::destroy;
 use crate::events::{Event, EventSink, Phase};
@@ -10,8 +10,11 @@ use crate::plan::{Plan, Planned};
 use crate::report::{ErrorReport, Outcome, ResourceReport};
 use crate::runtime::Runtime;
 use crate::state::{Recorder, StateBackend, StateError};
+use crate::wait::{Wait, WaitFor, WaitSpec};
 use crate::walk;
-use krt_guest::model::{Action, ApplyOptions, DeleteRequest, Resource, StatusCode, WatchRequest};
+use krt_guest::model::{
+    Action, ApplyOptions, DeleteRequest, HealthState, Resource, StatusCode, WatchRequest,
+};
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
@@ -26,23 +29,29 @@ pub struct ApplySettings {
     pub options: ApplyOptions,
     /// Most resources worked on at once (at least one).
     pub concurrency: usize,
-    /// Wait for each written resource to become healthy; `None` does not wait.
+    /// Wait for each written resource to become healthy (for at most the
+    /// request's timeout, unless the resource's `krt.dev/timeout` says
+    /// otherwise); `None` waits for nothing.
     pub wait: Option<WatchRequest>,
+    /// The kinds waited for until healthy when a resource's `krt.dev/wait`
+    /// does not say; the others are only written ([`Wait::Exists`]).
+    pub wait_for: WaitFor,
     /// How recorded resources that left the input are deleted.
     pub delete: DeleteRequest,
 }
 
 impl Default for ApplySettings {
-    /// Server-side apply as `krt`, 16 resources at a time, each waited for
+    /// Server-side apply as `krt`, 64 resources at a time, each waited for
     /// up to 5 minutes to become healthy, as `krt apply` does.
     fn default() -> Self {
         ApplySettings {
             options: ApplyOptions::default(),
-            concurrency: 16,
+            concurrency: 64,
             wait: Some(WatchRequest {
                 timeout_ms: 300_000,
                 ..WatchRequest::default()
             }),
+            wait_for: WaitFor::All,
             delete: DeleteRequest::default(),
         }
     }
@@ -66,7 +75,7 @@ impl<R: Runtime> Walk<'_, R> {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Applies one resource, records it, waits for its health.
+    /// Applies one resource, records it, waits as its [`Wait`] says.
     async fn apply_one(&self, resource: &Resource, planned: &Planned) -> ResourceReport {
         let started = Instant::now();
         let action = planned.action.unwrap_or(Action::Unchanged);
@@ -126,11 +135,37 @@ impl<R: Runtime> Walk<'_, R> {
             id: &resource.id,
             result: report.result,
         });
+        // Stack::new checked the settings of every input resource.
+        let spec = WaitSpec::of(resource).unwrap_or_default();
+        let kind = resource.attributes["kind"].as_str().unwrap_or_default();
+        let wait = spec
+            .wait
+            .unwrap_or_else(|| self.settings.wait_for.wait_of(kind));
+        if wait != Wait::Healthy {
+            report.wait = Some(wait);
+            return report.took(started.elapsed());
+        }
+        // The write's answer is the object without its status: when that is
+        // already current, its health does not depend on the status, so
+        // reading it again could only say the same.
+        if let Some(written) = &r.resource
+            && let Ok(health) = self.runtime.health(&written.attributes).await
+            && health.state == HealthState::Current
+        {
+            report.health = Some(health);
+            return report.took(started.elapsed());
+        }
         self.events.event(&Event::Started {
             id: &resource.id,
             phase: Phase::Waiting,
         });
-        let w = self.runtime.watch(resource, request).await;
+        let request = WatchRequest {
+            timeout_ms: spec.timeout.map_or(request.timeout_ms, |t| {
+                u32::try_from(t.as_millis()).unwrap_or(u32::MAX)
+            }),
+            ..request.clone()
+        };
+        let w = self.runtime.watch(resource, &request).await;
         report.health = Some(w.health);
         match w.status.as_ref().filter(|s| s.is_error()) {
             Some(status) => fail(report, status),
@@ -240,4 +275,202 @@ pub async fn plan_and_apply<R: Runtime>(
     }
     lock.release().await?;
     Ok(Applied { plan, reports })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::parse;
+    use crate::state::{LocalBackend, State};
+    use krt_guest::model::{
+        ApplyResponse, Health, ObjectDiff, ReadOptions, ReadResponse, Status, WatchResponse,
+    };
+    use serde_json::Value;
+
+    /// Answers writes with the plan as the server would return it (normalized,
+    /// no status) and records every watch with its timeout.
+    #[derive(Default)]
+    struct Recording {
+        watched: Mutex<Vec<(String, u32)>>,
+    }
+
+    impl Runtime for Recording {
+        async fn apply(
+            &self,
+            _: Option<&Resource>,
+            plan: Option<&Resource>,
+            _: &ApplyOptions,
+        ) -> ApplyResponse {
+            let plan = plan.expect("a plan");
+            ApplyResponse {
+                resource: Some(Resource {
+                    attributes: krt_guest::normalize::normalize(&plan.attributes),
+                    ..plan.clone()
+                }),
+                live: None,
+                action: Action::Create,
+                status: None,
+                retries: 0,
+            }
+        }
+        async fn read(
+            &self,
+            _: Option<&Resource>,
+            _: Option<&Resource>,
+            _: &ReadOptions,
+        ) -> ReadResponse {
+            unreachable!("the apply walk does not read")
+        }
+        async fn delete(&self, _: &Resource, _: &DeleteRequest) -> Option<Status> {
+            unreachable!("nothing is deleted")
+        }
+        async fn watch(&self, resource: &Resource, options: &WatchRequest) -> WatchResponse {
+            self.watched
+                .lock()
+                .unwrap()
+                .push((resource.id.clone(), options.timeout_ms));
+            WatchResponse {
+                resource: Some(resource.clone()),
+                health: Health::new(HealthState::Current, "", "ready"),
+                status: None,
+            }
+        }
+        async fn diff(
+            &self,
+            _: Option<&Value>,
+            _: Option<&Value>,
+            _: &[String],
+        ) -> Result<ObjectDiff, Status> {
+            Ok(ObjectDiff::default())
+        }
+        async fn drift(
+            &self,
+            _: &Value,
+            _: Option<&Value>,
+            _: &[String],
+        ) -> Result<ObjectDiff, Status> {
+            Ok(ObjectDiff::default())
+        }
+        async fn health(&self, object: &Value) -> Result<Health, Status> {
+            Ok(krt_guest::health::compute(object, None))
+        }
+    }
+
+    /// Applies `yaml` as all creates with `wait_for`; the reports by ID and the watches.
+    async fn run(yaml: &str, wait_for: WaitFor) -> (Vec<ResourceReport>, Vec<(String, u32)>) {
+        let stack = Stack::new(parse("s.yaml", yaml).unwrap()).unwrap();
+        let planned = Planned {
+            action: Some(Action::Create),
+            status: None,
+            diff: ObjectDiff::default(),
+        };
+        let plan = Plan {
+            planned: vec![planned; stack.resources.len()],
+            deletes: Vec::new(),
+            delete_diffs: Vec::new(),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path());
+        let recorder = Recorder::new(&backend, State::empty("s"));
+        let settings = ApplySettings {
+            wait_for,
+            ..ApplySettings::default()
+        };
+        let runtime = Recording::default();
+        let reports = apply(
+            &runtime,
+            &stack,
+            &plan,
+            &recorder,
+            &settings,
+            &|_: &Event<'_>| {},
+        )
+        .await;
+        let mut watched = runtime.watched.into_inner().unwrap();
+        watched.sort();
+        (reports, watched)
+    }
+
+    fn deployment(name: &str, annotations: &str) -> String {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, annotations: {{{annotations}}}}}\n\
+             spec: {{replicas: 1, selector: {{matchLabels: {{app: {name}}}}}, template: {{metadata: {{labels: {{app: {name}}}}}, spec: {{containers: [{{name: c, image: nginx}}]}}}}}}\n---\n"
+        )
+    }
+
+    #[tokio::test]
+    async fn an_object_current_in_the_writes_answer_is_not_watched() {
+        let yaml = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\ndata: {{a: b}}\n---\n{}",
+            deployment("web", "")
+        );
+        let (reports, watched) = run(&yaml, WaitFor::All).await;
+        assert_eq!(
+            watched,
+            [("apps/v1:Deployment:web".to_owned(), 300_000)],
+            "a Deployment's health is in its status: watched; a ConfigMap's is not"
+        );
+        let cm = &reports[0];
+        assert_eq!(cm.id, "v1:ConfigMap:c");
+        assert_eq!(
+            cm.health.as_ref().map(|h| h.state),
+            Some(HealthState::Current)
+        );
+        assert_eq!(cm.wait, None);
+    }
+
+    #[tokio::test]
+    async fn resources_say_what_to_wait_for_and_how_long() {
+        let yaml = [
+            deployment("none", "krt.dev/wait: none"),
+            deployment("exists", "krt.dev/wait: exists"),
+            deployment("quick", "krt.dev/timeout: 2s"),
+            deployment("plain", ""),
+        ]
+        .concat();
+        let (reports, watched) = run(&yaml, WaitFor::All).await;
+        assert_eq!(
+            watched,
+            [
+                ("apps/v1:Deployment:plain".to_owned(), 300_000),
+                ("apps/v1:Deployment:quick".to_owned(), 2_000),
+            ]
+        );
+        let wait: Vec<_> = reports.iter().map(|r| (r.id.as_str(), r.wait)).collect();
+        assert_eq!(
+            wait,
+            [
+                ("apps/v1:Deployment:none", Some(Wait::None)),
+                ("apps/v1:Deployment:exists", Some(Wait::Exists)),
+                ("apps/v1:Deployment:quick", None),
+                ("apps/v1:Deployment:plain", None),
+            ]
+        );
+        assert!(reports.iter().all(|r| r.result == Outcome::Created));
+    }
+
+    #[tokio::test]
+    async fn the_stack_waits_for_its_kinds_unless_a_resource_asks() {
+        let ingress = |name: &str, annotations: &str| {
+            format!(
+                "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {{name: {name}, annotations: {{{annotations}}}}}\n---\n"
+            )
+        };
+        let yaml = [
+            ingress("skipped", ""),
+            ingress("asked", "krt.dev/wait: healthy"),
+            deployment("web", ""),
+        ]
+        .concat();
+        let (reports, watched) = run(&yaml, WaitFor::parse("Deployment")).await;
+        let ids: Vec<&str> = watched.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "apps/v1:Deployment:web",
+                "networking.k8s.io/v1:Ingress:asked"
+            ]
+        );
+        assert_eq!(reports[0].wait, Some(Wait::Exists));
+    }
 }

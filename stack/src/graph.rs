@@ -5,6 +5,7 @@
 
 use crate::manifest::{Loaded, ManifestError};
 use crate::state::State;
+use crate::wait::WaitSpec;
 use krt_guest::model::Resource;
 use std::collections::{BTreeSet, HashMap};
 
@@ -30,11 +31,12 @@ pub struct StackError {
 
 impl Stack {
     /// Builds and checks the graph of the input: every ID unique, every
-    /// `dependsOn` naming a resource of the input, no cycle.
+    /// `dependsOn` naming a resource of the input, valid wait settings
+    /// ([`WaitSpec`]), no cycle.
     ///
     /// # Errors
     /// [`StackError`] listing each duplicate (with both origins), each unknown
-    /// dependency and each cycle (as `a -> b -> a`).
+    /// dependency, each bad wait setting and each cycle (as `a -> b -> a`).
     pub fn new(input: Vec<Loaded>) -> Result<Stack, StackError> {
         let mut problems = Vec::new();
         let mut seen: HashMap<&str, &str> = HashMap::new();
@@ -48,6 +50,9 @@ impl Stack {
         }
         let index = id_index(input.iter().map(|l| &l.resource));
         for l in &input {
+            if let Err(problem) = WaitSpec::of(&l.resource) {
+                problems.push(format!("{}: {}: {problem}", l.origin, l.resource.id));
+            }
             for dep in &l.resource.depends_on {
                 if !index.contains_key(dep.as_str()) {
                     problems.push(format!(
@@ -336,6 +341,27 @@ mod tests {
         assert_eq!(
             err,
             "dependency cycle: v1:ConfigMap:a -> v1:ConfigMap:b -> v1:ConfigMap:c -> v1:ConfigMap:a"
+        );
+    }
+
+    #[test]
+    fn bad_wait_settings_are_refused_naming_the_resource() {
+        let err = stack(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, annotations: {krt.dev/wait: sometimes}}\n---\n\
+             apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, annotations: {krt.dev/timeout: soon}}\n---\n\
+             apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, annotations: {krt.dev/wait: none, krt.dev/timeout: 10s}}\n",
+        )
+        .unwrap_err();
+        assert_eq!(err.problems.len(), 2, "{err}");
+        assert_eq!(
+            err.problems[0],
+            "s.yaml: document 1: v1:ConfigMap:a: krt.dev/wait must be none, exists or healthy, not 'sometimes'"
+        );
+        assert!(
+            err.problems[1].starts_with(
+                "s.yaml: document 2: v1:ConfigMap:b: krt.dev/timeout must be a duration"
+            ),
+            "{err}"
         );
     }
 

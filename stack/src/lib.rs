@@ -26,6 +26,7 @@ pub mod read;
 pub mod report;
 pub mod runtime;
 pub mod state;
+pub mod wait;
 pub mod walk;
 pub mod watch;
 
@@ -40,6 +41,7 @@ pub use read::read;
 pub use report::{Outcome, Report, ResourceReport, Verdict};
 pub use runtime::Runtime;
 pub use state::{LocalBackend, Recorder, State, StateBackend, StateError, StateLock};
+pub use wait::{Wait, WaitFor, WaitSpec};
 pub use watch::watch;
 
 pub use krt_guest::model::{self, Resource};

@@ -1,7 +1,8 @@
 //! The plan shared by preview and apply: a server dry run of every input
-//! resource (against its recorded state, for client-side merges), the
-//! runtime's diff of the live and predicted objects, and a delete for each
-//! recorded resource that is no longer in the input.
+//! resource (against its recorded state, for client-side merges; in a
+//! stand-in namespace when its own is still to be created; none when the CRD
+//! of its kind is), the runtime's diff of the live and predicted objects, and
+//! a delete for each recorded resource that is no longer in the input.
 
 use crate::graph::Stack;
 use crate::report::{DiffReport, ErrorReport, Outcome, ResourceReport};
@@ -97,10 +98,26 @@ impl Plan {
     }
 }
 
+/// How the plan predicts one resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Prediction {
+    /// A server dry run in its own namespace.
+    DryRun,
+    /// Its Namespace is still to be created, so the server cannot dry-run it
+    /// there: one dry run in [`STAND_IN_NAMESPACE`] validates it, and the
+    /// plan itself is the prediction.
+    StandIn,
+    /// The CRD of its kind is still to be created: the plan itself is the
+    /// prediction, unvalidated.
+    Plan,
+}
+
 /// Dry-runs every input resource, `concurrency` at a time, and asks the
-/// runtime for each diff. A resource that cannot be dry-run because a
-/// dependency is itself still to be created (its Namespace, the CRD of its
-/// kind) is predicted as a create; any other failed dry run fails the plan.
+/// runtime for each diff. Namespaces and CRDs go first: a resource whose
+/// Namespace they will create is dry-run once in a stand-in namespace that
+/// exists, and one whose CRD they will create is predicted as a create from
+/// its plan alone, so neither costs a dry run that can only fail. Any other
+/// failed dry run fails the plan.
 pub async fn plan<R: Runtime>(
     runtime: &R,
     stack: &Stack,
@@ -113,86 +130,56 @@ pub async fn plan<R: Runtime>(
         ..options.clone()
     };
     let dry = &dry;
-    let mut planned: Vec<Planned> = futures::stream::iter(stack.resources.iter())
-        .map(|resource| async move {
-            let r = runtime
-                .apply(state.get(&resource.id), Some(resource), dry)
-                .await;
-            if let Some(status) = r.status.clone().filter(Status::is_error) {
-                return Planned::failed(status);
-            }
-            // Creates show the whole predicted object as added, like updates
-            // show what changes (normalized, Secret values masked).
-            let diff = match r.action {
-                Action::Update | Action::Replace | Action::Create => {
-                    let predicted = r.resource.as_ref().map(|p| &p.attributes);
-                    match runtime
-                        .diff(r.live.as_ref(), predicted, &dry.ignore_paths)
-                        .await
-                    {
-                        Ok(diff) => diff,
-                        Err(status) => return Planned::failed(status),
-                    }
-                }
-                _ => ObjectDiff::default(),
-            };
-            Planned {
-                action: Some(r.action),
-                status: r.status,
-                diff,
-            }
-        })
-        .buffered(concurrency.max(1))
-        .collect()
-        .await;
-    for &i in &stack.order {
-        let resource = &stack.resources[i];
-        let created = |d: usize| planned[d].action == Some(Action::Create);
-        let waits_for_namespace = || {
-            stack.deps[i].iter().any(|&d| {
-                created(d)
-                    && creates_namespace_of(
-                        &stack.resources[d],
-                        resource,
-                        dry.default_namespace.as_deref(),
-                    )
+    let concurrency = concurrency.max(1);
+    let (first, rest): (Vec<usize>, Vec<usize>) =
+        (0..stack.resources.len()).partition(|&i| provides_for_others(&stack.resources[i]));
+    let mut planned: Vec<Option<Planned>> = vec![None; stack.resources.len()];
+    let predict_all = |indices: Vec<(usize, Prediction)>| {
+        futures::stream::iter(indices)
+            .map(|(i, how)| async move {
+                let resource = &stack.resources[i];
+                let p = predict(runtime, resource, state.get(&resource.id), dry, how).await;
+                (i, p)
             })
-        };
-        let waits_for_crd = || {
-            stack.deps[i]
-                .iter()
-                .any(|&d| created(d) && defines_kind_of(&stack.resources[d], resource))
-        };
-        let failure = planned[i].status.as_ref().filter(|s| s.is_error());
-        let waits = match failure.map(|s| s.code) {
-            Some(StatusCode::NotFound) if waits_for_namespace() => {
-                // The server cannot dry-run it yet: validate it in a namespace that exists.
-                match stand_in_failure(runtime, resource, dry).await {
-                    Some(status) => {
-                        planned[i].status = Some(status);
-                        false
-                    }
-                    None => true,
-                }
-            }
-            Some(StatusCode::KindNotInstalled) => waits_for_crd(),
-            _ => false,
-        };
-        if waits {
-            // Not dry-runnable before its dependency exists: the plan itself is the prediction.
-            planned[i] = match runtime
-                .diff(None, Some(&resource.attributes), &dry.ignore_paths)
-                .await
-            {
-                Ok(diff) => Planned {
-                    action: Some(Action::Create),
-                    status: None,
-                    diff,
-                },
-                Err(status) => Planned::failed(status),
-            };
-        }
+            .buffer_unordered(concurrency)
+            .collect::<Vec<_>>()
+    };
+    for (i, p) in predict_all(first.iter().map(|&i| (i, Prediction::DryRun)).collect()).await {
+        planned[i] = Some(p);
     }
+    let created = |d: usize| {
+        planned[d]
+            .as_ref()
+            .is_some_and(|p| p.action == Some(Action::Create))
+    };
+    let rest = rest
+        .into_iter()
+        .map(|i| {
+            let resource = &stack.resources[i];
+            let waits_for = |needs: &dyn Fn(&Resource) -> bool| {
+                stack.deps[i]
+                    .iter()
+                    .any(|&d| created(d) && needs(&stack.resources[d]))
+            };
+            let how = if waits_for(&|d| defines_kind_of(d, resource)) {
+                Prediction::Plan
+            } else if waits_for(&|d| {
+                creates_namespace_of(d, resource, dry.default_namespace.as_deref())
+            }) {
+                Prediction::StandIn
+            } else {
+                Prediction::DryRun
+            };
+            (i, how)
+        })
+        .collect();
+    for (i, p) in predict_all(rest).await {
+        planned[i] = Some(p);
+    }
+    let planned = planned
+        .into_iter()
+        .map(|p| p.expect("every resource was predicted"))
+        .collect();
     let deletes: Vec<Resource> = state
         .resources
         .iter()
@@ -212,13 +199,70 @@ pub async fn plan<R: Runtime>(
     }
 }
 
+/// Predicts one resource as `how` says.
+async fn predict<R: Runtime>(
+    runtime: &R,
+    resource: &Resource,
+    prior: Option<&Resource>,
+    dry: &ApplyOptions,
+    how: Prediction,
+) -> Planned {
+    let predicted_create = || async {
+        match runtime
+            .diff(None, Some(&resource.attributes), &dry.ignore_paths)
+            .await
+        {
+            Ok(diff) => Planned {
+                action: Some(Action::Create),
+                status: None,
+                diff,
+            },
+            Err(status) => Planned::failed(status),
+        }
+    };
+    match how {
+        Prediction::Plan => return predicted_create().await,
+        Prediction::StandIn => {
+            return match stand_in_failure(runtime, resource, dry).await {
+                Some(status) => Planned::failed(status),
+                None => predicted_create().await,
+            };
+        }
+        Prediction::DryRun => {}
+    }
+    let r = runtime.apply(prior, Some(resource), dry).await;
+    if let Some(status) = r.status.clone().filter(Status::is_error) {
+        return Planned::failed(status);
+    }
+    // Creates show the whole predicted object as added, like updates
+    // show what changes (normalized, Secret values masked).
+    let diff = match r.action {
+        Action::Update | Action::Replace | Action::Create => {
+            let predicted = r.resource.as_ref().map(|p| &p.attributes);
+            match runtime
+                .diff(r.live.as_ref(), predicted, &dry.ignore_paths)
+                .await
+            {
+                Ok(diff) => diff,
+                Err(status) => return Planned::failed(status),
+            }
+        }
+        _ => ObjectDiff::default(),
+    };
+    Planned {
+        action: Some(r.action),
+        status: r.status,
+        diff,
+    }
+}
+
 /// The namespace a resource whose Namespace is still to be created is dry-run in,
 /// to validate it before anything is written.
 const STAND_IN_NAMESPACE: &str = "default";
 
 /// Dry-runs `resource` as if it were in [`STAND_IN_NAMESPACE`]: the failure, when
-/// it is the object's own fault (invalid, illegal, too large) and so would fail
-/// in its own namespace too.
+/// it is the object's own fault (invalid, illegal, too large, a kind the cluster
+/// does not serve) and so would fail in its own namespace too.
 async fn stand_in_failure<R: Runtime>(
     runtime: &R,
     resource: &Resource,
@@ -242,6 +286,7 @@ async fn stand_in_failure<R: Runtime>(
             | StatusCode::InvalidArgument
             | StatusCode::BadRequest
             | StatusCode::TooLarge
+            | StatusCode::KindNotInstalled
     );
     own_fault.then(|| Status {
         message: format!(
@@ -251,6 +296,17 @@ async fn stand_in_failure<R: Runtime>(
         ),
         ..status
     })
+}
+
+/// Whether `resource` is a Namespace or a CRD: what other resources may need
+/// to exist before the server can dry-run them.
+fn provides_for_others(resource: &Resource) -> bool {
+    let a = &resource.attributes;
+    (a["apiVersion"] == "v1" && a["kind"] == "Namespace")
+        || (a["kind"] == "CustomResourceDefinition"
+            && a["apiVersion"]
+                .as_str()
+                .is_some_and(|v| v.starts_with("apiextensions.k8s.io/")))
 }
 
 /// Whether `dependency` is the Namespace `resource` is in (named by its ID, its

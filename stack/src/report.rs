@@ -2,6 +2,7 @@
 //! resource, gathered in a [`Report`] document whose schema is stable (fields
 //! are only ever added; the README documents it).
 
+use crate::wait::Wait;
 use krt_guest::model::{Action, FieldChange, Health, ObjectDiff, Status, StatusCode};
 use serde::Serialize;
 use serde_json::Value;
@@ -176,6 +177,10 @@ pub struct ResourceReport {
     /// Time spent on it, in milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+    /// What was waited for after the write when it was not the health:
+    /// `none` or `exists` (from `krt.dev/wait` or the stack's kinds to wait for).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait: Option<Wait>,
     /// Why it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorReport>,
@@ -199,6 +204,7 @@ impl ResourceReport {
             result,
             health: None,
             duration_ms: None,
+            wait: None,
             error: None,
             skipped_because: None,
             diff: None,

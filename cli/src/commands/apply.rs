@@ -9,10 +9,16 @@ use crate::progress::Progress;
 use crate::table::{counts, print_table, seconds};
 use crate::{plan, session};
 use krt_guest::model::{ApplyOptions, DeleteRequest, WatchRequest};
-use krt_stack::{ApplySettings, NOT_ATTEMPTED, Outcome, Recorder, Report, Stack, Verdict};
+use krt_stack::{
+    ApplySettings, NOT_ATTEMPTED, Outcome, Recorder, Report, ResourceReport, Stack, Verdict,
+    WaitFor,
+};
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// The default `--concurrency` of `preview` and `apply`: the host's ceiling.
+const DEFAULT_CONCURRENCY: u16 = krt_host::DEFAULT_MAX_IN_FLIGHT as u16;
 
 /// How `preview` and `apply` write.
 #[derive(Debug, Clone, clap::Args)]
@@ -26,8 +32,11 @@ pub struct WriteArgs {
     /// Delete and recreate objects whose immutable fields change.
     #[arg(long)]
     pub replace_on_immutable: bool,
-    /// Most resources worked on at once (16 measured fastest: `cargo bench -p krt-cli --bench krt`).
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=32))]
+    /// The most resources worked on, and requests in flight, at once: a
+    /// ceiling. Below it the number of requests in flight adapts, growing
+    /// while the API server answers as fast as with few and shrinking when
+    /// answers slow down or it throttles (429).
+    #[arg(long, default_value_t = DEFAULT_CONCURRENCY, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub concurrency: u16,
 }
 
@@ -62,9 +71,20 @@ pub struct ApplyCommand {
     /// Wait for each written resource to become healthy (`--watch=false` to not wait).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub watch: bool,
-    /// How long to wait for one resource to become healthy (`90s`, `5m`).
+    /// How long to wait for one resource to become healthy (`90s`, `5m`);
+    /// a resource's `krt.dev/timeout` annotation overrides it.
     #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
     pub timeout: Duration,
+    /// The kinds to wait for until healthy, comma-separated (`Deployment,StatefulSet`);
+    /// resources of other kinds are only written. A resource's `krt.dev/wait`
+    /// annotation (`none`, `exists`, `healthy`) overrides it.
+    #[arg(long, value_name = "KINDS", default_value = "*", value_parser = parse_wait_for)]
+    pub wait_for: WaitFor,
+}
+
+/// `--wait-for`: a list of kinds, or `*`.
+fn parse_wait_for(list: &str) -> Result<WaitFor, String> {
+    Ok(WaitFor::parse(list))
 }
 
 impl ApplyCommand {
@@ -82,6 +102,7 @@ impl ApplyCommand {
             self.timeout,
             &stack.resources,
             Some(&self.write.field_manager),
+            usize::from(self.write.concurrency),
         )
         .await?;
         let lock = session.backend.lock(&global.stack).await?;
@@ -151,6 +172,7 @@ impl ApplyCommand {
                 timeout_ms: u32::try_from(self.timeout.as_millis()).unwrap_or(u32::MAX),
                 default_namespace: global.namespace.clone(),
             }),
+            wait_for: self.wait_for.clone(),
             delete: DeleteRequest {
                 default_namespace: global.namespace.clone(),
                 ..DeleteRequest::default()
@@ -180,6 +202,17 @@ impl ApplyCommand {
             ),
             seconds(started.elapsed().as_millis() as u64)
         ));
+        print_not_waited(printer, &all);
+        let limit = session.runtime.cluster().limit_stats();
+        tracing::info!(
+            target: "krt::cluster",
+            answered = limit.answered,
+            peak_in_flight = limit.peak,
+            limit = limit.limit,
+            ceiling = limit.ceiling,
+            throttled = limit.throttled,
+            "requests"
+        );
         let mut not_attempted = 0;
         for r in &all {
             match &r.error {
@@ -198,4 +231,26 @@ impl ApplyCommand {
         printer.document(&Report::new("apply", &global.stack, exit.code(), all));
         Ok(exit)
     }
+}
+
+/// The most resources [`print_not_waited`] names one by one.
+const NOT_WAITED_SHOWN: usize = 10;
+
+/// Says which written resources were not waited for until healthy, and why.
+fn print_not_waited(printer: &Printer, all: &[ResourceReport]) {
+    let not_waited: Vec<String> = all
+        .iter()
+        .filter_map(|r| r.wait.map(|w| format!("{} (wait: {})", r.id, w.word())))
+        .collect();
+    if not_waited.is_empty() {
+        return;
+    }
+    let mut shown = not_waited[..not_waited.len().min(NOT_WAITED_SHOWN)].join(", ");
+    if not_waited.len() > NOT_WAITED_SHOWN {
+        shown += &format!(" and {} more", not_waited.len() - NOT_WAITED_SHOWN);
+    }
+    printer.out(format!(
+        "Not waited for until healthy ({} resource(s), by krt.dev/wait or --wait-for): {shown}.",
+        not_waited.len()
+    ));
 }

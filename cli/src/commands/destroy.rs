@@ -50,7 +50,15 @@ impl DestroyCommand {
             .as_ref()
             .map(|s| s.resources.as_slice())
             .unwrap_or_default();
-        let session = session::open(global, printer, Duration::ZERO, scope, None).await?;
+        let session = session::open(
+            global,
+            printer,
+            Duration::ZERO,
+            scope,
+            None,
+            usize::from(self.concurrency),
+        )
+        .await?;
         let lock = session.backend.lock(&global.stack).await?;
         let result = self.run(global, printer, input, &session).await;
         lock.release().await?;

@@ -24,8 +24,14 @@ impl DriftCommand {
     /// # Errors
     /// No cluster, a component that does not load, an unreadable state.
     pub async fn execute(self, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<ExitCode> {
-        let Some((session, _, targets)) =
-            session::open_targets(global, printer, &self.input, Duration::ZERO).await?
+        let Some((session, _, targets)) = session::open_targets(
+            global,
+            printer,
+            &self.input,
+            Duration::ZERO,
+            krt_host::DEFAULT_MAX_IN_FLIGHT,
+        )
+        .await?
         else {
             return Ok(ExitCode::Failure);
         };

@@ -66,7 +66,15 @@ impl ImportCommand {
             ));
         }
         let scope: Vec<Resource> = targets.iter().map(|(r, _)| r.clone()).collect();
-        let session = session::open(global, printer, Duration::ZERO, &scope, None).await?;
+        let session = session::open(
+            global,
+            printer,
+            Duration::ZERO,
+            &scope,
+            None,
+            krt_host::DEFAULT_MAX_IN_FLIGHT,
+        )
+        .await?;
         let lock = session.backend.lock(&global.stack).await?;
         let result = run(global, printer, &session, &targets).await;
         lock.release().await?;

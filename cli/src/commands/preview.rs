@@ -36,6 +36,7 @@ impl PreviewCommand {
             Duration::ZERO,
             &stack.resources,
             Some(&self.write.field_manager),
+            usize::from(self.write.concurrency),
         )
         .await?;
         let state = session.backend.load(&global.stack).await?;

@@ -40,7 +40,15 @@ impl StateCommand {
                 &local
             }
             StateArg::Kubernetes => {
-                session = session::open(global, printer, Duration::ZERO, &[], None).await?;
+                session = session::open(
+                    global,
+                    printer,
+                    Duration::ZERO,
+                    &[],
+                    None,
+                    krt_host::DEFAULT_MAX_IN_FLIGHT,
+                )
+                .await?;
                 session.backend.as_ref()
             }
         };

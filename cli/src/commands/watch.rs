@@ -32,8 +32,14 @@ impl WatchCommand {
     /// # Errors
     /// No cluster, a component that does not load, an unreadable state.
     pub async fn execute(self, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<ExitCode> {
-        let Some((session, _, targets)) =
-            session::open_targets(global, printer, &self.input, self.timeout).await?
+        let Some((session, _, targets)) = session::open_targets(
+            global,
+            printer,
+            &self.input,
+            self.timeout,
+            usize::from(self.concurrency),
+        )
+        .await?
         else {
             return Ok(ExitCode::Failure);
         };

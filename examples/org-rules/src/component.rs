@@ -1,83 +1,61 @@
-//! The component glue: krt's standard runtime (`krt_guest::component::Component`)
-//! wrapped so that `apply` checks the organisation's rules first. A violating
-//! plan never reaches the cluster; everything else is delegated unchanged.
+//! The component glue: `apply` checks the organisation's rules first; a
+//! violating plan never reaches the next link, everything else is handed on.
 
-use krt_guest::component::{Component, logic, resource_in, rt, status_out, t};
+use exports::kusion::runtime::runtime::*;
+use kusion::runtime::runtime as next;
+use kusion::runtime::types::{Cause, StatusCode, StatusKind};
 
-/// The organisation-rules runtime.
+wit_bindgen::generate!({ path: "../../wit", world: "middleware", merge_structurally_equal_types: true });
+
 struct OrgRules;
 
-krt_guest::component::export!(OrgRules);
-
-impl rt::Guest for OrgRules {
+impl Guest for OrgRules {
     fn apply(
-        prior: Option<t::Resource>,
-        plan: Option<t::Resource>,
-        options: rt::ApplyOptions,
-    ) -> rt::ApplyResponse {
-        let violation = match plan.clone().map(resource_in).transpose() {
-            Ok(plan) => plan.and_then(|p| crate::rules::check(&p.id, &p.attributes)),
-            Err(status) => Some(status),
+        prior: Option<Resource>,
+        plan: Option<Resource>,
+        options: ApplyOptions,
+    ) -> ApplyResponse {
+        let object = plan
+            .as_ref()
+            .map(|p| (p.id.as_str(), serde_json::from_str(&p.attributes)));
+        let Some(refusal) = (match object {
+            Some((id, Ok(object))) => crate::rules::check(id, &object),
+            _ => None, // no plan (a delete), or attributes the runtime will refuse
+        }) else {
+            return next::apply(prior.as_ref(), plan.as_ref(), &options);
         };
-        match violation {
-            Some(status) => rt::ApplyResponse {
-                resource: None,
-                live: None,
-                action: rt::Action::Unchanged,
-                status: Some(status_out(status)),
-                retries: 0,
-            },
-            None => <Component as rt::Guest>::apply(prior, plan, options),
+        let causes = refusal.causes.into_iter();
+        let causes = causes.map(|c| Cause {
+            field: c.field,
+            reason: c.reason,
+            message: c.message,
+        });
+        let status = Status {
+            kind: StatusKind::Error,
+            code: StatusCode::IllegalManifest,
+            reason: "OrgRuleViolation".into(),
+            message: refusal.message,
+            retryable: false,
+            causes: causes.collect(),
+            retry_after_ms: None,
+        };
+        ApplyResponse {
+            resource: None,
+            live: None,
+            action: Action::Unchanged,
+            status: Some(status),
+            retries: 0,
         }
     }
-
-    fn read(
-        prior: Option<t::Resource>,
-        plan: Option<t::Resource>,
-        options: rt::ReadOptions,
-    ) -> rt::ReadResponse {
-        <Component as rt::Guest>::read(prior, plan, options)
+    fn read(prior: Option<Resource>, plan: Option<Resource>, options: ReadOptions) -> ReadResponse {
+        next::read(prior.as_ref(), plan.as_ref(), &options)
     }
-
-    fn delete(resource: t::Resource, options: rt::DeleteOptions) -> rt::DeleteResponse {
-        <Component as rt::Guest>::delete(resource, options)
+    fn delete(resource: Resource, options: DeleteOptions) -> DeleteResponse {
+        next::delete(&resource, &options)
     }
-
-    fn watch(resource: t::Resource, options: rt::WatchOptions) -> rt::WatchResponse {
-        <Component as rt::Guest>::watch(resource, options)
+    fn watch(resource: Resource, options: WatchOptions) -> WatchResponse {
+        next::watch(&resource, &options)
     }
 }
 
-impl logic::Guest for OrgRules {
-    fn health(object: String) -> Result<t::Health, t::Status> {
-        <Component as logic::Guest>::health(object)
-    }
-
-    fn normalize(object: String) -> Result<String, t::Status> {
-        <Component as logic::Guest>::normalize(object)
-    }
-
-    fn diff(
-        before: Option<String>,
-        after: Option<String>,
-        ignore_paths: Vec<String>,
-    ) -> Result<logic::ObjectDiff, t::Status> {
-        <Component as logic::Guest>::diff(before, after, ignore_paths)
-    }
-
-    fn drift(
-        prior: String,
-        live: Option<String>,
-        ignore_paths: Vec<String>,
-    ) -> Result<logic::ObjectDiff, t::Status> {
-        <Component as logic::Guest>::drift(prior, live, ignore_paths)
-    }
-
-    fn three_way_patch(
-        original: Option<String>,
-        modified: String,
-        current: Option<String>,
-    ) -> Result<logic::Patch, t::Status> {
-        <Component as logic::Guest>::three_way_patch(original, modified, current)
-    }
-}
+export!(OrgRules);

@@ -1,12 +1,13 @@
-//! An organisation-rules guest for krt: a Kubernetes runtime component that
-//! refuses plans breaking the organisation's rules ([`rules`]) with an
-//! `illegal-manifest` status listing every violation, and hands every other
-//! call to krt's standard logic (the `guest` library, linked without its own
-//! component glue).
+//! An organisation-rules middleware for krt: a component of world
+//! `kusion:runtime/middleware` that refuses plans breaking the organisation's
+//! rules ([`rules`]) with an `illegal-manifest` status listing every
+//! violation, and hands every other call to the next link of the chain (the
+//! runtime, or another middleware). It has no cluster access at all (the
+//! world has no `kubernetes` import) and links none of krt's logic.
 //!
 //! Build it with `cargo build -p org-rules --target wasm32-wasip2 --release`
-//! and run it with `krt --component target/wasm32-wasip2/release/org_rules.wasm`,
-//! or swap it into a running `ComponentRuntime` with `reload`.
+//! and put it in front of krt's runtime with
+//! `krt --middleware target/wasm32-wasip2/release/org_rules.wasm apply -f ...`.
 
 pub mod rules;
 

@@ -5,11 +5,30 @@
 //! - every container image is pinned: a tag other than `latest`, or a digest;
 //! - every container sets `resources.limits.cpu` and `resources.limits.memory`.
 
-use krt_guest::model::{Cause, Status, StatusCode};
 use serde_json::Value;
 
 /// Labels every object must carry.
 pub const REQUIRED_LABELS: &[&str] = &["app.kubernetes.io/name", "team"];
+
+/// One broken rule: the field and what is wrong with it (a status `cause`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cause {
+    /// Path of the field, for example `metadata.labels.team`.
+    pub field: String,
+    /// `RequiredLabel`, `UnpinnedImage` or `MissingLimit`.
+    pub reason: String,
+    /// What to change.
+    pub message: String,
+}
+
+/// Why a plan is refused: a message listing every broken rule, and the rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// For example `v1:ConfigMap:c breaks the organisation's rules: ...`.
+    pub message: String,
+    /// Every broken rule.
+    pub causes: Vec<Cause>,
+}
 
 /// Every rule `object` breaks, as status causes (field, reason, message).
 pub fn violations(object: &Value) -> Vec<Cause> {
@@ -36,8 +55,8 @@ pub fn violations(object: &Value) -> Vec<Cause> {
     found
 }
 
-/// An `illegal-manifest` status for `id` when `object` breaks any rule.
-pub fn check(id: &str, object: &Value) -> Option<Status> {
+/// The refusal of `id` when `object` breaks any rule.
+pub fn check(id: &str, object: &Value) -> Option<Refusal> {
     let causes = violations(object);
     if causes.is_empty() {
         return None;
@@ -46,13 +65,9 @@ pub fn check(id: &str, object: &Value) -> Option<Status> {
         .iter()
         .map(|c| format!("{}: {}", c.field, c.message))
         .collect();
-    Some(Status {
+    Some(Refusal {
+        message: format!("{id} breaks the organisation's rules: {}", list.join("; ")),
         causes,
-        ..Status::error(
-            StatusCode::IllegalManifest,
-            "OrgRuleViolation",
-            format!("{id} breaks the organisation's rules: {}", list.join("; ")),
-        )
     })
 }
 
@@ -146,9 +161,8 @@ mod tests {
     fn labels_are_required_on_every_object() {
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"team": "a"}}});
         let status = check("v1:ConfigMap:c", &cm).unwrap();
-        assert_eq!(status.code, StatusCode::IllegalManifest);
-        assert_eq!(status.reason, "OrgRuleViolation");
         assert_eq!(status.causes.len(), 1);
+        assert_eq!(status.causes[0].reason, "RequiredLabel");
         assert!(
             status.message.contains("app.kubernetes.io/name"),
             "{}",

@@ -74,6 +74,8 @@ struct Record {
     failures: VecDeque<(Verb, ApiError)>,
     /// How the next watch streams end: once they delivered this many events, with this error.
     stream_ends: VecDeque<(usize, ApiError)>,
+    /// What the next dry-run patches answer instead of the simulator.
+    dry_run_answers: VecDeque<Value>,
 }
 
 /// The simulator with a request log and injected failures; clones share all three.
@@ -97,6 +99,13 @@ impl TestCluster {
     /// Fails the next call of `verb` with `err` (the request is logged, the cluster untouched).
     pub fn fail_next(&self, verb: Verb, err: ApiError) {
         self.record.borrow_mut().failures.push_back((verb, err));
+    }
+
+    /// Answers the next dry-run patch with `object` (the request is logged, the simulator not
+    /// asked), as a server whose validation lacks a rule the simulator has would: for instance
+    /// one that lets the dry run of a change to an immutable field through.
+    pub fn answer_next_dry_run(&self, object: Value) {
+        self.record.borrow_mut().dry_run_answers.push_back(object);
     }
 
     /// Ends the next watch stream opened with `err` once it has delivered `after` events, as
@@ -302,6 +311,8 @@ impl Cluster for TestCluster {
         self.fail(&[Verb::Patch])?;
         if !options.dry_run {
             self.fail(&[Verb::RealPatch])?;
+        } else if let Some(answer) = self.record.borrow_mut().dry_run_answers.pop_front() {
+            return Ok(answer);
         }
         self.sim
             .patch(resource, namespace, name, patch_type, body, options)

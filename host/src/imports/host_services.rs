@@ -19,7 +19,7 @@ impl KrtView<'_> {
     fn charge_output(&mut self, bytes: usize) -> wasmtime::Result<()> {
         self.ctx.enter()?;
         self.ctx.output_bytes = self.ctx.output_bytes.saturating_add(bytes);
-        let cap = self.ctx.limits.max_output_bytes;
+        let cap = self.ctx.link.limits.max_output_bytes;
         if self.ctx.output_bytes > cap {
             return Err(self.ctx.trip(LimitHit::Output(cap)));
         }
@@ -66,7 +66,7 @@ impl Host for KrtView<'_> {
         self.ctx.host_time += started.elapsed();
         if asked > left {
             // The call cannot finish in time: stop it at the deadline.
-            let limit = self.ctx.limits.call_timeout;
+            let limit = self.ctx.link.limits.call_timeout;
             return Err(self.ctx.trip(LimitHit::Deadline(limit)));
         }
         Ok(())

@@ -4,8 +4,9 @@
 //! Every call counts against the operation's host-call limit (a trap when
 //! exceeded) and the policy's request budget, has its kind resolved by the host
 //! (the guest's `api-resource` is never trusted for the URL or the scope), and
-//! is checked against the capability [`Policy`](crate::policy::Policy) before
-//! it reaches the cluster. Refusals and cluster failures are `api-error`
+//! is checked against the capability [`Policy`](crate::policy::Policy) of the
+//! link making it (the runtime's, or a middleware's own) before it reaches
+//! the cluster. Refusals and cluster failures are `api-error`
 //! values, never traps. Time spent here is not charged to the guest's CPU.
 
 use crate::bindings::kubernetes::{
@@ -18,6 +19,7 @@ use crate::convert::{
     patch_type_from_wit,
 };
 use crate::policy::{Denial, Request, Verb};
+use crate::runtime::Role;
 use crate::state::KrtView;
 use futures::StreamExt;
 use krt_guest::model as m;
@@ -56,14 +58,6 @@ impl<'a> Call<'a> {
     }
 }
 
-/// A policy refusal as the guest sees it: HTTP 403 with `source: policy`.
-fn denial_to_wit(denial: &Denial) -> ApiError {
-    api_error_to_wit(m::ApiError {
-        source: m::ErrorSource::Policy,
-        ..m::ApiError::api(403, "Forbidden", denial.to_string())
-    })
-}
-
 fn api_version(group: &str, version: &str) -> String {
     if group.is_empty() {
         version.to_string()
@@ -73,19 +67,42 @@ fn api_version(group: &str, version: &str) -> String {
 }
 
 impl KrtView<'_> {
+    /// A policy refusal as the guest sees it: HTTP 403 with `source: policy`;
+    /// a middleware's names the link and how to grant the call to it.
+    fn refusal(&self, denial: &Denial) -> ApiError {
+        tracing::warn!(target: "krt::policy", rule = denial.rule, link = %self.ctx.link.role, "{denial}");
+        let message = match &self.ctx.link.role {
+            Role::Runtime => denial.to_string(),
+            role @ Role::Middleware { name, .. } => denial.for_middleware(&role.to_string(), name),
+        };
+        api_error_to_wit(m::ApiError {
+            source: m::ErrorSource::Policy,
+            ..m::ApiError::api(403, "Forbidden", message)
+        })
+    }
+
     /// Spends one request of the policy's budget.
     fn spend_request(&mut self, what: &str) -> Result<(), ApiError> {
         self.ctx.requests += 1;
-        let budget = self.ctx.policy.max_requests;
+        let budget = self.ctx.link.policy.max_requests;
         if self.ctx.requests > budget {
-            tracing::warn!(target: "krt::policy", rule = "maxRequests", "{what}: request budget of {budget} spent");
+            let role = &self.ctx.link.role;
+            tracing::warn!(target: "krt::policy", rule = "maxRequests", link = %role, "{what}: request budget of {budget} spent");
+            let how = match role {
+                Role::Runtime => {
+                    "pass `--max-requests N` (or set `maxRequests` in the policy file)".to_string()
+                }
+                Role::Middleware { name, .. } => format!(
+                    "set `maxRequests` in the policy file of `--middleware-policy {name}=FILE`"
+                ),
+            };
             return Err(api_error_to_wit(m::ApiError {
                 source: m::ErrorSource::Limit,
                 ..m::ApiError::api(
                     429,
                     "RequestBudgetExceeded",
                     format!(
-                        "{what}: the operation made more than {budget} cluster requests (policy `maxRequests`); to allow more, pass `--max-requests N` (or set `maxRequests` in the policy file)"
+                        "{what}: {role} made more than {budget} cluster requests in one operation (policy `maxRequests`); to allow more, {how}"
                     ),
                 )
             }));
@@ -115,9 +132,8 @@ impl KrtView<'_> {
             field_manager: call.field_manager,
             dry_run: call.dry_run,
         };
-        if let Err(denial) = self.ctx.policy.check(&request) {
-            tracing::warn!(target: "krt::policy", rule = denial.rule, "{denial}");
-            return Err(denial_to_wit(&denial));
+        if let Err(denial) = self.ctx.link.policy.check(&request) {
+            return Err(self.refusal(&denial));
         }
         Ok(resource)
     }
@@ -156,12 +172,9 @@ impl Host for KrtView<'_> {
             Err(e) => Err(e),
         };
         // Discovery of a kind the policy does not allow is refused here already.
-        let answer = answer.and_then(|found| match self.ctx.policy.check_kind(&found) {
+        let answer = answer.and_then(|found| match self.ctx.link.policy.check_kind(&found) {
             Ok(()) => Ok(api_resource_to_wit(found)),
-            Err(denial) => {
-                tracing::warn!(target: "krt::policy", rule = denial.rule, "{denial}");
-                Err(denial_to_wit(&denial))
-            }
+            Err(denial) => Err(self.refusal(&denial)),
         });
         self.ctx.host_time += started.elapsed();
         Ok(answer)

@@ -193,7 +193,7 @@ pub struct Request<'a> {
 
 /// A refused call: the rule that refused it and how to allow it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("krt's policy denies {what}: {reason}; to allow it, {hint}")]
+#[error("krt's policy denies {what}: {reason}; to allow it, {flag} (or {file} in the policy file)")]
 pub struct Denial {
     /// The policy field that refused the call, for example `namespaces`.
     pub rule: &'static str,
@@ -201,8 +201,26 @@ pub struct Denial {
     pub what: String,
     /// Why the rule refuses it.
     pub reason: String,
-    /// The flag or file change that would allow it.
-    pub hint: String,
+    /// The command-line change that would allow it, for example
+    /// ``add `--allow-kind Secret` ``.
+    pub flag: String,
+    /// The same change in a policy file, for example ``add `Secret` under `kinds:` ``.
+    pub file: String,
+}
+
+impl Denial {
+    /// The refusal as a middleware sees it: `link` names the middleware in
+    /// the chain, and the hint says how to grant the call in the policy file
+    /// of `--middleware-policy NAME=FILE` (a middleware's grants are separate
+    /// from the runtime's, and it has none by default).
+    pub fn for_middleware(&self, link: &str, name: &str) -> String {
+        format!(
+            "{link}: krt's policy denies {}: {}; a middleware has no cluster access unless \
+             granted: to allow it, {} in a policy file for this middleware and pass \
+             `--middleware-policy {name}=FILE`",
+            self.what, self.reason, self.file
+        )
+    }
 }
 
 impl Policy {
@@ -314,12 +332,13 @@ impl Policy {
         let r = req.resource;
         let kind = kind_key(&r.group, &r.kind);
         let what = describe(req, &kind);
-        let deny = |rule, reason: String, hint: String| {
+        let deny = |rule, reason: String, flag: String, file: String| {
             Err(Denial {
                 rule,
                 what: what.clone(),
                 reason,
-                hint,
+                flag,
+                file,
             })
         };
         let readable = !req.verb.writes() && glob::any(&self.read_kinds, &kind);
@@ -331,16 +350,16 @@ impl Policy {
             return deny(
                 "verbs",
                 format!("verb `{verb}` is not allowed"),
-                format!(
-                    "add `--allow-verb {verb}` (or `{verb}` under `verbs:` in the policy file)"
-                ),
+                format!("add `--allow-verb {verb}`"),
+                format!("add `{verb}` under `verbs:`"),
             );
         }
         if self.read_only && req.verb.writes() && !req.dry_run {
             return deny(
                 "readOnly",
                 "the policy is read-only (only reads and dry runs)".into(),
-                "drop `--read-only` (or set `readOnly: false` in the policy file)".into(),
+                "drop `--read-only`".into(),
+                "set `readOnly: false`".into(),
             );
         }
         self.check_scope(req, &deny)?;
@@ -354,9 +373,8 @@ impl Policy {
                     "field manager `{manager}` is not among {:?}",
                     self.field_managers
                 ),
-                format!(
-                    "add `--allow-field-manager {manager}` (or `{manager}` under `fieldManagers:` in the policy file)"
-                ),
+                format!("add `--allow-field-manager {manager}`"),
+                format!("add `{manager}` under `fieldManagers:`"),
             );
         }
         Ok(())
@@ -365,7 +383,7 @@ impl Policy {
     fn check_scope(
         &self,
         req: &Request<'_>,
-        deny: &dyn Fn(&'static str, String, String) -> Result<(), Denial>,
+        deny: &dyn Fn(&'static str, String, String, String) -> Result<(), Denial>,
     ) -> Result<(), Denial> {
         let r = req.resource;
         let namespace_rule = |ns: &str| {
@@ -378,9 +396,8 @@ impl Policy {
                         "namespace `{ns}` is not among the allowed namespaces {:?}",
                         self.namespaces
                     ),
-                    format!(
-                        "add `--allow-namespace {ns}` (or `{ns}` under `namespaces:` in the policy file)"
-                    ),
+                    format!("add `--allow-namespace {ns}`"),
+                    format!("add `{ns}` under `namespaces:`"),
                 )
             }
         };
@@ -389,8 +406,8 @@ impl Policy {
                 return deny(
                     "clusterScoped",
                     format!("`{}` is cluster-scoped", kind_key(&r.group, &r.kind)),
-                    "add `--allow-cluster-scoped` (or set `clusterScoped: true` in the policy file)"
-                        .into(),
+                    "add `--allow-cluster-scoped`".into(),
+                    "set `clusterScoped: true`".into(),
                 );
             }
             // A Namespace object is governed by the namespace it names.
@@ -405,8 +422,8 @@ impl Policy {
             None => deny(
                 "namespaces",
                 "calls across all namespaces need every namespace allowed".into(),
-                "add `--allow-namespace '*'` (or `\"*\"` under `namespaces:` in the policy file)"
-                    .into(),
+                "add `--allow-namespace '*'`".into(),
+                "add `\"*\"` under `namespaces:`".into(),
             ),
         }
     }
@@ -417,7 +434,8 @@ fn kind_denial(what: String, kind: &str, kinds: &[String]) -> Denial {
         rule: "kinds",
         what,
         reason: format!("kind `{kind}` is not among the allowed kinds {kinds:?}"),
-        hint: format!("add `--allow-kind {kind}` (or `{kind}` under `kinds:` in the policy file)"),
+        flag: format!("add `--allow-kind {kind}`"),
+        file: format!("add `{kind}` under `kinds:`"),
     }
 }
 

@@ -217,3 +217,38 @@ fn the_default_policy_lets_a_watch_read_a_workloads_children_but_not_write_them(
     let elsewhere = policy.check(&call(Verb::List, "team-b")).unwrap_err();
     assert_eq!(elsewhere.rule, "namespaces");
 }
+
+#[test]
+fn a_middleware_denial_names_the_link_and_its_own_grant() {
+    let denial = Policy::default()
+        .check(&req(
+            Verb::Get,
+            &ar("", "ConfigMap", true),
+            Some("default"),
+            "x",
+        ))
+        .unwrap_err();
+    assert_eq!(denial.rule, "kinds");
+    let runtime = denial.to_string();
+    assert!(
+        runtime.contains(
+            "add `--allow-kind ConfigMap` (or add `ConfigMap` under `kinds:` in the policy file)"
+        ),
+        "{runtime}"
+    );
+    let middleware = denial.for_middleware("middleware `lookup` (link 1 of 2)", "lookup");
+    assert!(
+        middleware.starts_with(
+            "middleware `lookup` (link 1 of 2): krt's policy denies get ConfigMap default/x"
+        ),
+        "{middleware}"
+    );
+    assert!(
+        middleware.ends_with(
+            "add `ConfigMap` under `kinds:` in a policy file for this middleware and pass \
+             `--middleware-policy lookup=FILE`"
+        ),
+        "{middleware}"
+    );
+    assert!(!middleware.contains("--allow-kind"), "{middleware}");
+}

@@ -1,8 +1,11 @@
-//! [`Runtime`] for [`ComponentRuntime`]: the four calls of Kusion's contract
-//! through the component's `runtime` export, and the logic calls through its
-//! `logic` export (or krt's built-in logic when it has none).
+//! Kusion's contract on a [`Chain`]: the four calls of `runtime` on link
+//! `at` (model values in, checked model values out), the logic calls through
+//! the first link that exports `logic` (or krt's built-in logic when none
+//! does), and [`Runtime`] for [`ComponentRuntime`], which enters its chain at
+//! the outermost link.
 
 use super::ComponentRuntime;
+use super::chain::{BoxFuture, Chain};
 use super::failure::{invalid_result, resource_size, returned_resource, status_size};
 use crate::bindings::{runtime as rt, types as t};
 use crate::convert::{
@@ -15,6 +18,7 @@ use krt_guest::model::{
 };
 use krt_stack::Runtime;
 use serde_json::Value;
+use std::sync::Arc;
 
 fn opt_status_size(s: &Option<t::Status>) -> usize {
     s.as_ref().map_or(0, status_size)
@@ -24,6 +28,175 @@ fn opt_resource_size(r: &Option<t::Resource>) -> usize {
     r.as_ref().map_or(0, resource_size)
 }
 
+impl Chain {
+    /// `runtime.apply` of link `at`.
+    pub(crate) fn apply<'a>(
+        self: &'a Arc<Self>,
+        at: usize,
+        prior: Option<&'a Resource>,
+        plan: Option<&'a Resource>,
+        options: &'a ApplyOptions,
+    ) -> BoxFuture<'a, ApplyResponse> {
+        Box::pin(async move {
+            let prior_w = prior.map(resource_to_wit);
+            let plan_w = plan.map(resource_to_wit);
+            let opts = apply_options_to_wit(options);
+            let size = |r: &rt::ApplyResponse| {
+                opt_resource_size(&r.resource)
+                    + r.live.as_ref().map_or(0, String::len)
+                    + opt_status_size(&r.status)
+            };
+            let answer = self
+                .call(at, "apply", size, move |g, store| {
+                    Box::pin(async move {
+                        g.call_apply(store, prior_w.as_ref(), plan_w.as_ref(), &opts)
+                            .await
+                    })
+                })
+                .await;
+            let failed = |status: Status| ApplyResponse::failed(status, plan.is_none());
+            let r = match answer {
+                Ok(r) => r,
+                Err(status) => return failed(status),
+            };
+            let who = self.settings(at).role.to_string();
+            let resource = match r
+                .resource
+                .map(|r| returned_resource(&who, "runtime.apply", r))
+                .transpose()
+            {
+                Ok(resource) => resource,
+                Err(status) => return failed(status),
+            };
+            let live = match r.live.map(|l| serde_json::from_str(&l)).transpose() {
+                Ok(live) => live,
+                Err(e) => {
+                    return failed(invalid_result(
+                        &who,
+                        "runtime.apply",
+                        format!("invalid live JSON: {e}"),
+                    ));
+                }
+            };
+            ApplyResponse {
+                resource,
+                live,
+                action: action_from_wit(r.action),
+                status: r.status.map(status_from_wit),
+                retries: r.retries,
+            }
+        })
+    }
+
+    /// `runtime.read` of link `at`.
+    pub(crate) fn read<'a>(
+        self: &'a Arc<Self>,
+        at: usize,
+        prior: Option<&'a Resource>,
+        plan: Option<&'a Resource>,
+        options: &'a ReadOptions,
+    ) -> BoxFuture<'a, ReadResponse> {
+        Box::pin(async move {
+            let prior_w = prior.map(resource_to_wit);
+            let plan_w = plan.map(resource_to_wit);
+            let opts = rt::ReadOptions {
+                default_namespace: options.default_namespace.clone(),
+            };
+            let size =
+                |r: &rt::ReadResponse| opt_resource_size(&r.resource) + opt_status_size(&r.status);
+            let answer = self
+                .call(at, "read", size, move |g, store| {
+                    Box::pin(async move {
+                        g.call_read(store, prior_w.as_ref(), plan_w.as_ref(), &opts)
+                            .await
+                    })
+                })
+                .await;
+            let who = self.settings(at).role.to_string();
+            match answer {
+                Ok(r) => match r
+                    .resource
+                    .map(|r| returned_resource(&who, "runtime.read", r))
+                    .transpose()
+                {
+                    Ok(resource) => ReadResponse {
+                        resource,
+                        status: r.status.map(status_from_wit),
+                    },
+                    Err(status) => ReadResponse::failed(status),
+                },
+                Err(status) => ReadResponse::failed(status),
+            }
+        })
+    }
+
+    /// `runtime.delete` of link `at`.
+    pub(crate) fn delete<'a>(
+        self: &'a Arc<Self>,
+        at: usize,
+        resource: &'a Resource,
+        options: &'a DeleteRequest,
+    ) -> BoxFuture<'a, Option<Status>> {
+        Box::pin(async move {
+            let res = resource_to_wit(resource);
+            let opts = delete_request_to_wit(options);
+            let size = |r: &rt::DeleteResponse| opt_status_size(&r.status);
+            let answer = self
+                .call(at, "delete", size, move |g, store| {
+                    Box::pin(async move { g.call_delete(store, &res, &opts).await })
+                })
+                .await;
+            match answer {
+                Ok(r) => r.status.map(status_from_wit),
+                Err(status) => Some(status),
+            }
+        })
+    }
+
+    /// `runtime.watch` of link `at`.
+    pub(crate) fn watch<'a>(
+        self: &'a Arc<Self>,
+        at: usize,
+        resource: &'a Resource,
+        options: &'a WatchRequest,
+    ) -> BoxFuture<'a, WatchResponse> {
+        Box::pin(async move {
+            let res = resource_to_wit(resource);
+            let opts = rt::WatchOptions {
+                timeout_ms: options.timeout_ms,
+                default_namespace: options.default_namespace.clone(),
+            };
+            let size = |r: &rt::WatchResponse| {
+                opt_resource_size(&r.resource)
+                    + r.health.reason.len()
+                    + r.health.message.len()
+                    + opt_status_size(&r.status)
+            };
+            let answer = self
+                .call(at, "watch", size, move |g, store| {
+                    Box::pin(async move { g.call_watch(store, &res, &opts).await })
+                })
+                .await;
+            let who = self.settings(at).role.to_string();
+            match answer {
+                Ok(r) => match r
+                    .resource
+                    .map(|r| returned_resource(&who, "runtime.watch", r))
+                    .transpose()
+                {
+                    Ok(resource) => WatchResponse {
+                        resource,
+                        health: health_from_wit(r.health),
+                        status: r.status.map(status_from_wit),
+                    },
+                    Err(status) => WatchResponse::failed(status),
+                },
+                Err(status) => WatchResponse::failed(status),
+            }
+        })
+    }
+}
+
 impl Runtime for ComponentRuntime {
     async fn apply(
         &self,
@@ -31,52 +204,11 @@ impl Runtime for ComponentRuntime {
         plan: Option<&Resource>,
         options: &ApplyOptions,
     ) -> ApplyResponse {
-        let prior_w = prior.map(resource_to_wit);
-        let plan_w = plan.map(resource_to_wit);
-        let mut opts = apply_options_to_wit(options);
-        opts.default_namespace = self.default_namespace(&opts.default_namespace);
-        let size = |r: &rt::ApplyResponse| {
-            opt_resource_size(&r.resource)
-                + r.live.as_ref().map_or(0, String::len)
-                + opt_status_size(&r.status)
+        let options = ApplyOptions {
+            default_namespace: self.default_namespace(&options.default_namespace),
+            ..options.clone()
         };
-        let answer = self
-            .call("apply", size, move |g, store| {
-                Box::pin(async move {
-                    g.call_apply(store, prior_w.as_ref(), plan_w.as_ref(), &opts)
-                        .await
-                })
-            })
-            .await;
-        let failed = |status: Status| ApplyResponse::failed(status, plan.is_none());
-        let r = match answer {
-            Ok(r) => r,
-            Err(status) => return failed(status),
-        };
-        let resource = match r
-            .resource
-            .map(|r| returned_resource("runtime.apply", r))
-            .transpose()
-        {
-            Ok(resource) => resource,
-            Err(status) => return failed(status),
-        };
-        let live = match r.live.map(|l| serde_json::from_str(&l)).transpose() {
-            Ok(live) => live,
-            Err(e) => {
-                return failed(invalid_result(
-                    "runtime.apply",
-                    format!("invalid live JSON: {e}"),
-                ));
-            }
-        };
-        ApplyResponse {
-            resource,
-            live,
-            action: action_from_wit(r.action),
-            status: r.status.map(status_from_wit),
-            retries: r.retries,
-        }
+        self.chain().apply(0, prior, plan, &options).await
     }
 
     async fn read(
@@ -85,87 +217,26 @@ impl Runtime for ComponentRuntime {
         plan: Option<&Resource>,
         options: &ReadOptions,
     ) -> ReadResponse {
-        let prior_w = prior.map(resource_to_wit);
-        let plan_w = plan.map(resource_to_wit);
-        let opts = rt::ReadOptions {
+        let options = ReadOptions {
             default_namespace: self.default_namespace(&options.default_namespace),
         };
-        let size =
-            |r: &rt::ReadResponse| opt_resource_size(&r.resource) + opt_status_size(&r.status);
-        let answer = self
-            .call("read", size, move |g, store| {
-                Box::pin(async move {
-                    g.call_read(store, prior_w.as_ref(), plan_w.as_ref(), &opts)
-                        .await
-                })
-            })
-            .await;
-        let failed = ReadResponse::failed;
-        match answer {
-            Ok(r) => match r
-                .resource
-                .map(|r| returned_resource("runtime.read", r))
-                .transpose()
-            {
-                Ok(resource) => ReadResponse {
-                    resource,
-                    status: r.status.map(status_from_wit),
-                },
-                Err(status) => failed(status),
-            },
-            Err(status) => failed(status),
-        }
+        self.chain().read(0, prior, plan, &options).await
     }
 
     async fn delete(&self, resource: &Resource, options: &DeleteRequest) -> Option<Status> {
-        let res = resource_to_wit(resource);
-        let mut opts = delete_request_to_wit(options);
-        opts.default_namespace = self.default_namespace(&opts.default_namespace);
-        let size = |r: &rt::DeleteResponse| opt_status_size(&r.status);
-        let answer = self
-            .call("delete", size, move |g, store| {
-                Box::pin(async move { g.call_delete(store, &res, &opts).await })
-            })
-            .await;
-        match answer {
-            Ok(r) => r.status.map(status_from_wit),
-            Err(status) => Some(status),
-        }
+        let options = DeleteRequest {
+            default_namespace: self.default_namespace(&options.default_namespace),
+            ..options.clone()
+        };
+        self.chain().delete(0, resource, &options).await
     }
 
     async fn watch(&self, resource: &Resource, options: &WatchRequest) -> WatchResponse {
-        let res = resource_to_wit(resource);
-        let opts = rt::WatchOptions {
-            timeout_ms: options.timeout_ms,
+        let options = WatchRequest {
             default_namespace: self.default_namespace(&options.default_namespace),
+            ..options.clone()
         };
-        let size = |r: &rt::WatchResponse| {
-            opt_resource_size(&r.resource)
-                + r.health.reason.len()
-                + r.health.message.len()
-                + opt_status_size(&r.status)
-        };
-        let answer = self
-            .call("watch", size, move |g, store| {
-                Box::pin(async move { g.call_watch(store, &res, &opts).await })
-            })
-            .await;
-        let unknown = WatchResponse::failed;
-        match answer {
-            Ok(r) => match r
-                .resource
-                .map(|r| returned_resource("runtime.watch", r))
-                .transpose()
-            {
-                Ok(resource) => WatchResponse {
-                    resource,
-                    health: health_from_wit(r.health),
-                    status: r.status.map(status_from_wit),
-                },
-                Err(status) => unknown(status),
-            },
-            Err(status) => unknown(status),
-        }
+        self.chain().watch(0, resource, &options).await
     }
 
     async fn diff(
@@ -174,19 +245,20 @@ impl Runtime for ComponentRuntime {
         after: Option<&Value>,
         ignore_paths: &[String],
     ) -> Result<ObjectDiff, Status> {
+        let chain = self.chain();
+        let Some(at) = self.logic_link(&chain) else {
+            return Ok(krt_guest::diff::diff(before, after, ignore_paths));
+        };
         let (b, a) = (before.map(Value::to_string), after.map(Value::to_string));
         let paths = ignore_paths.to_vec();
-        let answer = self
-            .call_logic("diff", diff_size, move |g, store| {
+        let answer = chain
+            .call_logic(at, "diff", diff_size, move |g, store| {
                 Box::pin(
                     async move { g.call_diff(store, b.as_deref(), a.as_deref(), &paths).await },
                 )
             })
             .await;
-        match answer {
-            Some(result) => logic_result(result, crate::convert::diff_from_wit),
-            None => Ok(krt_guest::diff::diff(before, after, ignore_paths)),
-        }
+        logic_result(answer, crate::convert::diff_from_wit)
     }
 
     async fn drift(
@@ -195,37 +267,39 @@ impl Runtime for ComponentRuntime {
         live: Option<&Value>,
         ignore_paths: &[String],
     ) -> Result<ObjectDiff, Status> {
+        let chain = self.chain();
+        let Some(at) = self.logic_link(&chain) else {
+            return Ok(krt_guest::diff::drift(prior, live, ignore_paths));
+        };
         let (p, l) = (prior.to_string(), live.map(Value::to_string));
         let paths = ignore_paths.to_vec();
-        let answer = self
-            .call_logic("drift", diff_size, move |g, store| {
+        let answer = chain
+            .call_logic(at, "drift", diff_size, move |g, store| {
                 Box::pin(async move { g.call_drift(store, &p, l.as_deref(), &paths).await })
             })
             .await;
-        match answer {
-            Some(result) => logic_result(result, crate::convert::diff_from_wit),
-            None => Ok(krt_guest::diff::drift(prior, live, ignore_paths)),
-        }
+        logic_result(answer, crate::convert::diff_from_wit)
     }
 
     async fn health(&self, object: &Value) -> Result<Health, Status> {
+        let chain = self.chain();
+        let Some(at) = self.logic_link(&chain) else {
+            return Ok(krt_guest::health::compute(
+                object,
+                krt_guest::runtime::now_unix_secs(),
+            ));
+        };
         let text = object.to_string();
         let size = |r: &Result<t::Health, t::Status>| match r {
             Ok(h) => h.reason.len() + h.message.len(),
             Err(s) => status_size(s),
         };
-        let answer = self
-            .call_logic("health", size, move |g, store| {
+        let answer = chain
+            .call_logic(at, "health", size, move |g, store| {
                 Box::pin(async move { g.call_health(store, &text).await })
             })
             .await;
-        match answer {
-            Some(result) => logic_result(result, health_from_wit),
-            None => Ok(krt_guest::health::compute(
-                object,
-                krt_guest::runtime::now_unix_secs(),
-            )),
-        }
+        logic_result(answer, health_from_wit)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Turning what went wrong in a guest call into a [`Status`] that names the
-//! limit or fault and the export: traps, limit hits, the wall-clock deadline,
-//! oversized responses and results that are not valid resources.
+//! link (`who`: the runtime component or a middleware), the limit or fault and
+//! the export: traps, limit hits, the wall-clock deadline, oversized responses
+//! and results that are not valid resources.
 
 use crate::bindings::types as t;
 use crate::convert::resource_from_wit;
@@ -10,9 +11,14 @@ use std::time::Duration;
 use wasmtime::Trap;
 
 /// A failed guest call (trap, limit hit or host error) as a status.
-pub(crate) fn classify(export: &str, err: &wasmtime::Error, state: &HostState) -> Status {
+pub(crate) fn classify(
+    who: &str,
+    export: &str,
+    err: &wasmtime::Error,
+    state: &HostState,
+) -> Status {
     if let Some(LimitHit::Deadline(timeout)) = state.limit_hit() {
-        return deadline(export, timeout, state);
+        return deadline(who, export, timeout, state);
     }
     let text = format!("{err:#}");
     let stderr = state.stderr();
@@ -38,7 +44,7 @@ pub(crate) fn classify(export: &str, err: &wasmtime::Error, state: &HostState) -
         (None, Some(_)) => (StatusCode::Internal, "GuestTrap", "trapped".into()),
         (None, None) => (StatusCode::Internal, "GuestFailure", "failed".into()),
     };
-    let mut message = format!("the runtime component {what} in {export}: {text}");
+    let mut message = format!("{who} {what} in {export}: {text}");
     if !stderr.is_empty() {
         message.push_str("; guest stderr: ");
         message.push_str(&stderr);
@@ -58,14 +64,14 @@ fn limit_reason(hit: LimitHit) -> &'static str {
 }
 
 /// The wall-clock deadline passed (the guest may have been blocked in a host call).
-pub(crate) fn deadline(export: &str, timeout: Duration, state: &HostState) -> Status {
+pub(crate) fn deadline(who: &str, export: &str, timeout: Duration, state: &HostState) -> Status {
     Status {
         retryable: true,
         ..Status::error(
             StatusCode::Timeout,
             "CallTimeout",
             format!(
-                "{export} did not finish within its wall-clock limit of {timeout:?} \
+                "{export} of {who} did not finish within its wall-clock limit of {timeout:?} \
                  ({:?} of guest execution, {:?} in {} host calls)",
                 state.krt.guest_time(),
                 state.krt.host_time,
@@ -76,32 +82,35 @@ pub(crate) fn deadline(export: &str, timeout: Duration, state: &HostState) -> St
 }
 
 /// The guest returned more than `limit` bytes.
-pub(crate) fn too_large(export: &str, size: usize, limit: usize) -> Status {
+pub(crate) fn too_large(who: &str, export: &str, size: usize, limit: usize) -> Status {
     Status::error(
         StatusCode::LimitExceeded,
         "GuestResponseLimit",
-        format!(
-            "the runtime component returned {size} bytes from {export}, more than its limit of {limit} bytes"
-        ),
+        format!("{who} returned {size} bytes from {export}, more than its limit of {limit} bytes"),
     )
 }
 
 /// A result that is not what the contract promises.
-pub(crate) fn invalid_result(export: &str, problem: impl std::fmt::Display) -> Status {
+pub(crate) fn invalid_result(who: &str, export: &str, problem: impl std::fmt::Display) -> Status {
     Status::error(
         StatusCode::Internal,
         "GuestInvalidResult",
-        format!("the runtime component returned an invalid result from {export}: {problem}"),
+        format!("{who} returned an invalid result from {export}: {problem}"),
     )
 }
 
 /// A returned resource, checked: JSON attributes that form a Kubernetes object.
-pub(crate) fn returned_resource(export: &str, r: t::Resource) -> Result<Resource, Status> {
-    let resource = resource_from_wit(r).map_err(|e| invalid_result(export, e))?;
+pub(crate) fn returned_resource(
+    who: &str,
+    export: &str,
+    r: t::Resource,
+) -> Result<Resource, Status> {
+    let resource = resource_from_wit(r).map_err(|e| invalid_result(who, export, e))?;
     let a = &resource.attributes;
     let text = |field: &str| a[field].as_str().is_some_and(|s| !s.is_empty());
     if !a.is_object() || !text("apiVersion") || !text("kind") {
         return Err(invalid_result(
+            who,
             export,
             format!(
                 "resource {} is not a Kubernetes object (attributes need apiVersion and kind)",

@@ -1,89 +1,66 @@
 //! [`ComponentRuntime`]: krt-stack's [`Runtime`](krt_stack::Runtime) backed by
-//! a sandboxed component, with one fresh, limited instance per call, a
-//! capability policy on every cluster call, and hot reload of the component.
+//! a chain of sandboxed components (middleware in front of a runtime
+//! component), with one fresh, limited instance per link and call, a
+//! capability policy on every cluster call, and hot reload of each link.
 
+mod builder;
+mod chain;
 mod contract;
 mod failure;
 mod stats;
 
+pub use builder::{ChainBuilder, Middleware};
+pub(crate) use chain::{LinkSettings, Next, Role};
 pub use stats::RuntimeStats;
 
-use crate::bindings::{KubernetesRuntimePre, logic as l, runtime as rt};
 use crate::cluster::KubeCluster;
-use crate::engine::{ComponentSource, EPOCH_TICK, EngineOptions, build_engine, load_component};
+use crate::engine::{ComponentSource, EngineOptions, LinkKind, Loaded, load_component};
 use crate::error::Error;
 use crate::policy::Policy;
-use crate::state::{HostState, LimitHit, Limits};
-use failure::too_large;
-use krt_guest::model::Status;
-use krt_stack::{EventSink, TracingSink};
-use std::pin::Pin;
+use crate::state::Limits;
+use chain::{Chain, Link};
+use krt_stack::EventSink;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
-use std::time::Duration;
-use wasmtime::{Engine, Store, UpdateDeadline};
+use wasmtime::Engine;
 
-/// A loaded component: linked, with its optional `logic` export located.
-struct Loaded {
-    pre: KubernetesRuntimePre<HostState>,
-    /// `None` when the component exports only `runtime`.
-    logic: Option<l::GuestIndices>,
-    /// How messages name it.
-    name: String,
-    /// Whether the user was told that krt's built-in logic stands in for its
-    /// missing `logic` export.
-    told_builtin_logic: AtomicBool,
-}
-
-impl Loaded {
-    async fn new(engine: &Engine, source: &ComponentSource) -> Result<Self, Error> {
-        let (pre, name) = load_component(engine, source).await?;
-        let logic = l::GuestIndices::new(pre.instance_pre()).ok();
-        Ok(Loaded {
-            pre,
-            logic,
-            name,
-            told_builtin_logic: AtomicBool::new(false),
-        })
-    }
-}
-
-/// A [`Runtime`](krt_stack::Runtime) backed by a sandboxed component.
+/// A [`Runtime`](krt_stack::Runtime) backed by a sandboxed component, or by a
+/// chain of them: middleware 1 → … → middleware n → the runtime component.
 ///
-/// Every call runs in a fresh instance with the [`Limits`] applied, and every
-/// cluster call the guest makes is checked against the [`Policy`]
-/// (unrestricted unless [`with_policy`](ComponentRuntime::with_policy) says
-/// otherwise). Clones share the component: a [`reload`](ComponentRuntime::reload)
+/// Every call runs each link it reaches in a fresh instance with that link's
+/// [`Limits`], and every cluster call a link makes is checked against that
+/// link's [`Policy`] (the runtime's is unrestricted unless
+/// [`with_policy`](ComponentRuntime::with_policy) says otherwise; a
+/// middleware's grants nothing unless its [`Middleware::policy`] does).
+/// Clones share the components: a [`reload`](ComponentRuntime::reload)
 /// affects all of them.
 #[derive(Clone)]
 pub struct ComponentRuntime {
-    loaded: Arc<RwLock<Arc<Loaded>>>,
+    /// The component of each link, outermost first; the runtime is last.
+    components: Arc<[RwLock<Arc<Loaded>>]>,
+    /// What each link runs under, in the same order.
+    settings: Arc<[Arc<LinkSettings>]>,
     cluster: Arc<KubeCluster>,
     events: Arc<dyn EventSink>,
-    policy: Arc<Policy>,
-    limits: Limits,
     counters: Arc<stats::Counters>,
-}
-
-/// Epoch ticks in `d`, at least one.
-fn ticks(d: Duration) -> u64 {
-    (d.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
+    /// Whether the user was told that krt's built-in logic stands in for a
+    /// `logic` export no link has.
+    told_builtin_logic: Arc<AtomicBool>,
 }
 
 impl ComponentRuntime {
-    /// Builds an engine with `options`, compiles and links `source`, and binds
-    /// it to `cluster`.
+    /// Builds an engine with `options`, compiles and links `source` as the
+    /// runtime (no middleware), and binds it to `cluster`.
     ///
     /// # Errors
-    /// Engine setup, an unreadable or invalid component, a refused import, or
-    /// a world or version mismatch.
+    /// Engine setup, an unreadable or invalid component, a refused import, a
+    /// middleware given as the runtime, or a world or version mismatch.
     pub async fn new(
         source: &ComponentSource,
         cluster: Arc<KubeCluster>,
         options: &EngineOptions,
     ) -> Result<Self, Error> {
-        let engine = build_engine(options)?;
-        Self::with_engine(&engine, source, cluster, options.limits.clone()).await
+        Self::builder(source.clone()).build(cluster, options).await
     }
 
     /// Like [`ComponentRuntime::new`] on an existing engine (built by
@@ -91,49 +68,66 @@ impl ComponentRuntime {
     /// The engine's memory and table limits (its pool) cap `limits`.
     ///
     /// # Errors
-    /// An unreadable or invalid component, a refused import, or a world or
-    /// version mismatch.
+    /// As [`ComponentRuntime::new`], engine setup aside.
     pub async fn with_engine(
         engine: &Engine,
         source: &ComponentSource,
         cluster: Arc<KubeCluster>,
         limits: Limits,
     ) -> Result<Self, Error> {
-        let loaded = Loaded::new(engine, source).await?;
-        Ok(ComponentRuntime {
-            loaded: Arc::new(RwLock::new(Arc::new(loaded))),
-            cluster,
-            events: Arc::new(TracingSink),
-            policy: Arc::new(Policy::unrestricted()),
-            limits,
-            counters: Arc::default(),
-        })
+        Self::builder(source.clone())
+            .build_with_engine(engine, cluster, limits)
+            .await
     }
 
-    /// Sends the guest's logs and progress events to `events`.
+    /// A chain with `runtime` at its end; add middleware in front of it with
+    /// [`ChainBuilder::middleware`], outermost first.
+    pub fn builder(runtime: ComponentSource) -> ChainBuilder {
+        ChainBuilder::new(runtime)
+    }
+
+    /// Sends the guests' logs and progress events to `events`.
     pub fn with_events(mut self, events: Arc<dyn EventSink>) -> Self {
         self.events = events;
         self
     }
 
-    /// Checks every cluster call of the guest against `policy`.
+    /// Checks every cluster call of the runtime component against `policy`
+    /// (the middleware keep their own).
     pub fn with_policy(mut self, policy: Policy) -> Self {
-        self.policy = Arc::new(policy);
+        let mut settings: Vec<Arc<LinkSettings>> = self.settings.to_vec();
+        let runtime = settings.last_mut().expect("a chain ends with its runtime");
+        *runtime = Arc::new(LinkSettings {
+            policy: Arc::new(policy),
+            ..LinkSettings::clone(runtime)
+        });
+        self.settings = settings.into();
         self
     }
 
-    /// The policy cluster calls are checked against.
+    /// The policy the runtime component's cluster calls are checked against.
     pub fn policy(&self) -> &Policy {
-        &self.policy
+        &self.runtime_settings().policy
     }
 
-    /// The limits every call runs under.
+    /// The limits every call of the runtime component runs under.
     pub fn limits(&self) -> &Limits {
-        &self.limits
+        &self.runtime_settings().limits
     }
 
-    /// Instances created and the most memory one of them held, over all
-    /// calls of this runtime and its clones.
+    /// The names of the middleware, outermost first.
+    pub fn middleware(&self) -> Vec<&str> {
+        self.settings
+            .iter()
+            .filter_map(|s| match &s.role {
+                Role::Middleware { name, .. } => Some(name.as_str()),
+                Role::Runtime => None,
+            })
+            .collect()
+    }
+
+    /// Instances created (one per link a call reaches) and the most memory
+    /// one of them held, over all calls of this runtime and its clones.
     pub fn stats(&self) -> RuntimeStats {
         self.counters.snapshot()
     }
@@ -143,160 +137,101 @@ impl ComponentRuntime {
         &self.cluster
     }
 
-    /// Replaces the component for calls that start from now on; calls already
-    /// running finish on the component they started with. The new component
-    /// is compiled and checked first, so one that fails to load leaves the
-    /// current one in place.
+    /// Replaces the runtime component for calls that start from now on;
+    /// calls already running finish on the component they started with. The
+    /// new component is compiled and checked first, so one that fails to load
+    /// leaves the current one in place.
     ///
     /// # Errors
     /// As [`ComponentRuntime::new`]; the runtime is unchanged.
     pub async fn reload(&self, source: &ComponentSource) -> Result<(), Error> {
-        let engine = self.current().pre.engine().clone();
-        let loaded = Loaded::new(&engine, source).await?;
-        *self.loaded.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(loaded);
+        self.swap(self.components.len() - 1, source, LinkKind::Runtime)
+            .await
+    }
+
+    /// Replaces middleware `position` (1 for the outermost) for calls that
+    /// start from now on, as [`reload`](ComponentRuntime::reload) does for
+    /// the runtime; its name, limits and policy stay.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchMiddleware`], or as [`ComponentRuntime::new`] (a
+    /// component that is not a middleware included); the chain is unchanged.
+    pub async fn reload_middleware(
+        &self,
+        position: usize,
+        source: &ComponentSource,
+    ) -> Result<(), Error> {
+        let count = self.components.len() - 1;
+        if position == 0 || position > count {
+            return Err(Error::NoSuchMiddleware { position, count });
+        }
+        self.swap(position - 1, source, LinkKind::Middleware).await
+    }
+
+    /// Loads `source` as link `at` and swaps it in.
+    async fn swap(&self, at: usize, source: &ComponentSource, kind: LinkKind) -> Result<(), Error> {
+        let engine = self.loaded(at).pre.engine().clone();
+        let loaded = load_component(&engine, source, kind).await?;
+        *self.components[at]
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Arc::new(loaded);
         Ok(())
     }
 
-    /// Whether the current component exports `kusion:runtime/logic` (else
-    /// diff, drift and health use krt's built-in logic).
+    /// Whether some link exports `kusion:runtime/logic` (else diff, drift and
+    /// health use krt's built-in logic).
     pub fn exports_logic(&self) -> bool {
-        self.current().logic.is_some()
+        (0..self.components.len()).any(|at| self.loaded(at).logic.is_some())
     }
 
-    fn current(&self) -> Arc<Loaded> {
-        self.loaded
+    fn loaded(&self, at: usize) -> Arc<Loaded> {
+        self.components[at]
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    fn runtime_settings(&self) -> &LinkSettings {
+        self.settings.last().expect("a chain ends with its runtime")
+    }
+
+    /// The chain one call runs through: the current component of every link.
+    fn chain(&self) -> Arc<Chain> {
+        let links = self
+            .settings
+            .iter()
+            .enumerate()
+            .map(|(at, settings)| Link {
+                loaded: self.loaded(at),
+                settings: settings.clone(),
+            })
+            .collect();
+        Arc::new(Chain {
+            links,
+            cluster: self.cluster.clone(),
+            events: self.events.clone(),
+            counters: self.counters.clone(),
+        })
+    }
+
+    /// The first link of `chain` that exports `logic`; `None` (said once, at
+    /// info level) when none does.
+    fn logic_link(&self, chain: &Chain) -> Option<usize> {
+        let found = chain.logic_link();
+        if found.is_none() && !self.told_builtin_logic.swap(true, Ordering::Relaxed) {
+            let runtime = &chain.links[chain.links.len() - 1].loaded.name;
+            tracing::info!(
+                target: "krt::runtime",
+                "{runtime} does not export `kusion:runtime/logic` (nor does any middleware): \
+                 diffs, drift and health use krt's built-in logic"
+            );
+        }
+        found
     }
 
     fn default_namespace(&self, given: &Option<String>) -> Option<String> {
         given
             .clone()
             .or_else(|| Some(self.cluster.default_namespace().to_string()))
-    }
-
-    /// A fresh store with the limits applied. The CPU budget is enforced by
-    /// the epoch callback, which charges the guest only for time outside host
-    /// calls and yields to tokio at every tick.
-    fn store(&self, loaded: &Loaded) -> Store<HostState> {
-        let state = HostState::new(
-            self.cluster.clone(),
-            self.events.clone(),
-            self.policy.clone(),
-            &self.limits,
-        );
-        let mut store = Store::new(loaded.pre.engine(), state);
-        store.limiter(|s| &mut s.limiter);
-        let budget = self.limits.cpu_time;
-        store.set_epoch_deadline(ticks(budget));
-        store.epoch_deadline_callback(move |mut ctx| {
-            let krt = &mut ctx.data_mut().krt;
-            let used = krt.guest_time();
-            if used >= budget {
-                krt.hit.get_or_insert(LimitHit::Cpu(budget));
-                return Ok(UpdateDeadline::Interrupt);
-            }
-            Ok(UpdateDeadline::Yield(ticks(budget - used)))
-        });
-        store
-    }
-
-    /// Runs `call` in a fresh store, bounded by the wall-clock limit; traps,
-    /// limit hits, deadlines and oversized responses come back as a [`Status`]
-    /// naming `interface.export`.
-    async fn run<T>(
-        &self,
-        export: &str,
-        size: impl FnOnce(&T) -> usize,
-        call: impl for<'a> FnOnce(
-            &'a Loaded,
-            &'a mut Store<HostState>,
-        )
-            -> Pin<Box<dyn Future<Output = wasmtime::Result<T>> + Send + 'a>>,
-    ) -> Result<T, Status> {
-        let loaded = self.current();
-        let mut store = self.store(&loaded);
-        let timeout = self.limits.call_timeout;
-        let outcome = tokio::time::timeout(timeout, call(&loaded, &mut store)).await;
-        self.counters.record(store.data().limiter.memory_in_use);
-        match outcome {
-            Ok(Ok(value)) => {
-                let bytes = size(&value);
-                if bytes > self.limits.max_response_bytes {
-                    return Err(too_large(export, bytes, self.limits.max_response_bytes));
-                }
-                Ok(value)
-            }
-            Ok(Err(err)) => Err(failure::classify(export, &err, store.data())),
-            Err(_) => Err(failure::deadline(export, timeout, store.data())),
-        }
-    }
-
-    /// Calls `runtime.<export>` of a fresh instance through `call`.
-    async fn call<T>(
-        &self,
-        export: &str,
-        size: impl FnOnce(&T) -> usize,
-        call: impl for<'a> FnOnce(
-            &'a rt::Guest,
-            &'a mut Store<HostState>,
-        )
-            -> Pin<Box<dyn Future<Output = wasmtime::Result<T>> + Send + 'a>>
-        + Send
-        + 'static,
-    ) -> Result<T, Status> {
-        let export = format!("runtime.{export}");
-        self.run(&export, size, move |loaded, store| {
-            Box::pin(async move {
-                let instance = loaded.pre.instantiate_async(&mut *store).await?;
-                call(instance.kusion_runtime_runtime(), store).await
-            })
-        })
-        .await
-    }
-
-    /// Calls `logic.<export>` of a fresh instance through `call`, or `None`
-    /// when the component has no `logic` export (said once, at info level).
-    async fn call_logic<T>(
-        &self,
-        export: &str,
-        size: impl FnOnce(&T) -> usize,
-        call: impl for<'a> FnOnce(
-            &'a l::Guest,
-            &'a mut Store<HostState>,
-        )
-            -> Pin<Box<dyn Future<Output = wasmtime::Result<T>> + Send + 'a>>
-        + Send
-        + 'static,
-    ) -> Option<Result<T, Status>> {
-        let loaded = self.current();
-        let Some(indices) = &loaded.logic else {
-            if !loaded.told_builtin_logic.swap(true, Ordering::Relaxed) {
-                tracing::info!(
-                    target: "krt::runtime",
-                    "{} does not export `kusion:runtime/logic`: diffs, drift and health use \
-                     krt's built-in logic",
-                    loaded.name
-                );
-            }
-            return None;
-        };
-        let indices = indices.clone();
-        let export = format!("logic.{export}");
-        let answer = self
-            .run(&export, size, move |loaded, store| {
-                Box::pin(async move {
-                    let instance = loaded
-                        .pre
-                        .instance_pre()
-                        .instantiate_async(&mut *store)
-                        .await?;
-                    let guest = indices.load(&mut *store, &instance)?;
-                    call(&guest, store).await
-                })
-            })
-            .await;
-        Some(answer)
     }
 }

@@ -1,4 +1,5 @@
-//! Controllers for the non-workload kinds: PVC → Bound, LoadBalancer Service → ingress IP,
+//! Controllers for the non-workload kinds: LoadBalancer Service → ingress IP, Ingress → the
+//! ingress controller's address (one controller serving every Ingress, whatever its class),
 //! Service with a selector → an EndpointSlice of its pods, CRD → Established.
 
 use serde_json::{Value, json};
@@ -6,6 +7,9 @@ use serde_json::{Value, json};
 use super::workloads::save;
 use crate::meta;
 use crate::store::{Key, State};
+
+/// The address the simulated ingress controller serves every Ingress on.
+const INGRESS_IP: &str = "172.18.255.201";
 
 /// The label tying an EndpointSlice to its Service.
 const SERVICE_NAME: &str = "kubernetes.io/service-name";
@@ -36,18 +40,6 @@ fn each(
 
 /// One pass of each controller whose inputs changed since its last one.
 pub fn reconcile(state: &mut State) {
-    each(state, "volumes", ("", "persistentvolumeclaims"), |pvc| {
-        let mut next = pvc.clone();
-        let storage = pvc["spec"]["resources"]["requests"]["storage"].clone();
-        next["status"] = json!({"phase": "Bound", "accessModes": pvc["spec"]["accessModes"], "capacity": {"storage": storage}});
-        if next["spec"]["volumeName"].is_null() {
-            next["spec"]["volumeName"] = json!(format!(
-                "pvc-{}",
-                pvc["metadata"]["uid"].as_str().unwrap_or_default()
-            ));
-        }
-        Some(next)
-    });
     each(state, "load-balancers", ("", "services"), |svc| {
         let lb = svc["spec"]["type"] == "LoadBalancer";
         let mut next = svc.clone();
@@ -58,6 +50,16 @@ pub fn reconcile(state: &mut State) {
         };
         Some(next)
     });
+    each(
+        state,
+        "ingresses",
+        ("networking.k8s.io", "ingresses"),
+        |ingress| {
+            let mut next = ingress.clone();
+            next["status"] = json!({"loadBalancer": {"ingress": [{"ip": INGRESS_IP}]}});
+            Some(next)
+        },
+    );
     endpoint_slices(state);
     each(
         state,
@@ -197,37 +199,37 @@ mod tests {
     }
 
     #[test]
-    fn claims_are_bound_and_load_balancers_get_an_address() {
+    fn load_balancers_and_ingresses_get_an_address() {
         let store = Store::new(100);
         let mut state = store.lock();
-        let claim = key("", "persistentvolumeclaims", "data");
-        state.put(
-            claim.clone(),
-            json!({"metadata": {"name": "data", "namespace": "d", "uid": "c1"},
-            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}),
-        );
         let lb = key("", "services", "front");
         state.put(
             lb.clone(),
             json!({"metadata": {"name": "front", "namespace": "d", "uid": "s1"},
             "spec": {"type": "LoadBalancer", "ports": [{"port": 80}]}}),
         );
+        let ingress = key("networking.k8s.io", "ingresses", "web");
+        state.put(
+            ingress.clone(),
+            json!({"metadata": {"name": "web", "namespace": "d", "uid": "i1"},
+            "spec": {"rules": [{"host": "shop.example.com"}]}, "status": {"loadBalancer": {}}}),
+        );
         reconcile(&mut state);
-        let bound = state.get(&claim).unwrap();
-        assert_eq!(bound["status"]["phase"], "Bound");
-        assert_eq!(bound["status"]["capacity"]["storage"], "1Gi");
-        assert_eq!(bound["spec"]["volumeName"], "pvc-c1");
         let front = state.get(&lb).unwrap();
         assert!(
             front["status"]["loadBalancer"]["ingress"][0]["ip"].is_string(),
             "{front}"
         );
-        let rv = bound["metadata"]["resourceVersion"].clone();
+        let web = state.get(&ingress).unwrap().clone();
+        assert_eq!(
+            web["status"]["loadBalancer"]["ingress"],
+            json!([{"ip": INGRESS_IP}])
+        );
         reconcile(&mut state);
         assert_eq!(
-            state.get(&claim).unwrap()["metadata"]["resourceVersion"],
-            rv,
-            "a settled claim is not rewritten"
+            state.get(&ingress).unwrap()["metadata"]["resourceVersion"],
+            web["metadata"]["resourceVersion"],
+            "a settled Ingress is not rewritten"
         );
     }
 

@@ -4,8 +4,12 @@
 //! controllers at nothing unless a resource they read changed since their last pass. The server runs passes on a timer and right
 //! after writes; an in-process caller runs them with [`crate::cluster::Cluster::reconcile`].
 
+mod autoscaling;
+mod crd_cleanup;
+mod disruption;
 mod gc;
 mod infra;
+mod volumes;
 mod workloads;
 
 use crate::store::State;
@@ -13,6 +17,10 @@ use crate::store::State;
 /// One pass of every controller.
 pub fn reconcile(state: &mut State) {
     gc::reconcile(state);
+    crd_cleanup::reconcile(state);
     workloads::reconcile(state);
     infra::reconcile(state);
+    volumes::reconcile(state);
+    disruption::reconcile(state);
+    autoscaling::reconcile(state);
 }

@@ -14,8 +14,8 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::{Value, json};
 
-use crate::meta;
 use crate::store::{Key, State};
+use crate::{defaults, meta};
 
 /// The failure-injection annotation.
 pub const FAIL_ANNOTATION: &str = "sim.krt.dev/fail";
@@ -128,6 +128,7 @@ fn pod_from_template(
         .expect("object")
         .remove("generation");
     pod["spec"] = template["spec"].clone();
+    defaults::pod_defaults(&mut pod, true);
     pod
 }
 
@@ -478,8 +479,11 @@ fn pod(state: &mut State, k: &Key, pod: &Value) {
         .unwrap_or_default();
     let fail = fail_mode(pod);
     let scheduled = condition("PodScheduled", true, "", "");
+    let unscheduled = pod["spec"]["nodeName"].is_null();
     let status = match (phase, fail) {
-        ("", _) => json!({"phase": "Pending", "conditions": [scheduled], "qosClass": "BestEffort"}),
+        ("" | "Pending", _) if unscheduled => {
+            json!({"phase": "Pending", "conditions": [scheduled]})
+        }
         ("Pending", Some("image-pull")) if !pod["status"]["containerStatuses"].is_null() => return,
         ("Pending", Some("image-pull")) => json!({"phase": "Pending", "conditions": [scheduled],
             "containerStatuses": container_statuses(pod, false, Some(("ErrImagePull", "simulated image pull failure")))}),
@@ -505,7 +509,11 @@ fn pod(state: &mut State, k: &Key, pod: &Value) {
     };
     let mut next = pod.clone();
     next["status"] = status;
-    if next["spec"]["nodeName"].is_null() && next["spec"].is_object() {
+    next["status"]["qosClass"] = pod["status"]["qosClass"].clone();
+    if next["status"]["qosClass"].is_null() {
+        next["status"]["qosClass"] = json!("BestEffort");
+    }
+    if unscheduled && next["spec"].is_object() {
         next["spec"]["nodeName"] = json!("krt-sim-node");
     }
     save(state, k, next);

@@ -6,11 +6,11 @@ use serde_json::{Value, json};
 use super::read::filter;
 use super::target::Target;
 use super::write::WriteContext;
-use crate::lifecycle;
 use crate::registry::ResourceType;
 use crate::request::Params;
 use crate::status::ApiError;
 use crate::store::{Key, State, Store};
+use crate::{crd, lifecycle};
 
 fn options(params: &Params, body: &[u8]) -> Result<DeleteOptions, ApiError> {
     let mut opts: DeleteOptions = if body.iter().all(u8::is_ascii_whitespace) {
@@ -82,6 +82,20 @@ fn delete_one(
     if target.rt.kind == "Namespace" && !target.rt.custom {
         object["status"]["phase"] = json!("Terminating");
     }
+    if is_crd(&target.rt) && object["metadata"]["deletionTimestamp"].is_null() {
+        lifecycle::add_finalizer(&mut object, crd::CLEANUP_FINALIZER);
+        let conditions = object["status"]["conditions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let mut conditions: Vec<Value> = conditions
+            .into_iter()
+            .filter(|c| c["type"] != "Terminating")
+            .collect();
+        conditions.push(json!({"type": "Terminating", "status": "True", "reason": "InstanceDeletionInProgress",
+            "message": "CustomResource deletion is in progress", "lastTransitionTime": crate::meta::now()}));
+        object["status"]["conditions"] = Value::Array(conditions);
+    }
     lifecycle::mark_deleted(&mut object);
     let gone = lifecycle::ready_to_remove(&object);
     if dry_run {
@@ -94,6 +108,10 @@ fn delete_one(
         return Ok((live, false));
     }
     Ok((state.put(key.clone(), object), false))
+}
+
+fn is_crd(rt: &ResourceType) -> bool {
+    !rt.custom && rt.kind == "CustomResourceDefinition"
 }
 
 /// Whether kube-apiserver answers an immediate delete of this type with the deleted object

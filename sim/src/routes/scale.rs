@@ -101,6 +101,13 @@ pub fn patch(
         }
         other => return Err(ApiError::unsupported_media_type(other)),
     }
+    // A patch is applied to the object as it is when written: the resourceVersion read here is
+    // a precondition only when the patch itself sets one.
+    if scale["metadata"]["resourceVersion"] == live["metadata"]["resourceVersion"]
+        && let Some(meta) = scale["metadata"].as_object_mut()
+    {
+        meta.remove("resourceVersion");
+    }
     apply(store, target, ctx, &live, scale, Source::Patch)
 }
 
@@ -156,11 +163,18 @@ fn apply(
     }
     let mut object = live.clone();
     object["spec"]["replicas"] = json!(replicas);
-    if let Some(rv) = scale["metadata"]["resourceVersion"]
+    // A Scale without a resourceVersion updates unconditionally, as the workloads' strategies
+    // allow; one with a resourceVersion must name the live object's.
+    match scale["metadata"]["resourceVersion"]
         .as_str()
         .filter(|rv| !rv.is_empty())
     {
-        object["metadata"]["resourceVersion"] = json!(rv);
+        Some(rv) => object["metadata"]["resourceVersion"] = json!(rv),
+        None => {
+            if let Some(meta) = object["metadata"].as_object_mut() {
+                meta.remove("resourceVersion");
+            }
+        }
     }
     let body = serde_json::to_vec(&object).unwrap_or_default();
     let (code, stored) = write::update(store, target, ctx, &body)?;

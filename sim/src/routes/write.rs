@@ -11,7 +11,7 @@ use crate::request::{Params, flag, parse_body};
 use crate::ssa::{self, Schema, Writer};
 use crate::status::{ApiError, Subject};
 use crate::store::{Key, State, Store};
-use crate::{defaults, lifecycle, meta, validation};
+use crate::{canonical, defaults, lifecycle, meta, validation};
 
 /// Query parameters of a write.
 pub struct WriteContext {
@@ -76,8 +76,14 @@ enum Ownership {
     Update,
 }
 
-fn schema_of(rt: &ResourceType) -> Schema {
+fn schema_of(state: &State, rt: &ResourceType) -> Schema {
+    let structural = rt
+        .custom
+        .then(|| crate::crd::schema_of(state, rt))
+        .flatten();
     Schema::new(&rt.api_version(), &rt.kind, rt.custom)
+        .with_status_subresource(rt.status_subresource)
+        .with_structural(structural)
 }
 
 /// Fills apiVersion/kind and checks they name this resource.
@@ -331,8 +337,18 @@ pub fn patch(
 /// object (done before taking the store's lock).
 fn apply_config(target: &Target, ctx: &WriteContext, body: &[u8]) -> Result<Value, ApiError> {
     if !ctx.explicit_manager {
-        return Err(ApiError::bad_request(
-            "PATCH, application/apply-patch+yaml: fieldManager is required for apply requests",
+        return Err(ApiError::invalid(
+            "PatchOptions",
+            &Subject {
+                group: "meta.k8s.io",
+                resource: "",
+                name: "",
+            },
+            vec![crate::status::cause(
+                "FieldValueRequired",
+                "fieldManager",
+                "Required value: is required for apply patch",
+            )],
         ));
     }
     let mut config = parse_body(body)?;
@@ -387,7 +403,12 @@ fn server_side_apply(
     };
     let api_version = target.rt.api_version();
     let writer = ctx.writer(&api_version, target.subresource.as_deref());
-    let schema = schema_of(&target.rt);
+    let schema = schema_of(state, &target.rt);
+    let mut config = config.clone();
+    if target.rt.custom {
+        crate::crd::prune(state, &target.rt, &mut config);
+    }
+    let config = &config;
     let conflict = |conflicts: Vec<ssa::Conflict>| {
         ApiError::conflict(
             &target.subject(),
@@ -533,7 +554,11 @@ fn commit(
             o.remove("status");
         }
     }
-    defaults::apply(rt, &mut object, live);
+    canonical::normalize(rt, &mut object)?;
+    if rt.custom {
+        crate::crd::admit(state, rt, live, &mut object)?;
+    }
+    defaults::apply(rt, &mut object, live, state);
     validation::check(rt, live, &object)?;
     if let Some(live) = live
         && rt.tracks_generation()
@@ -545,7 +570,7 @@ fn commit(
     if let Ownership::Update = ownership {
         let api_version = rt.api_version();
         let writer = ctx.writer(&api_version, subresource);
-        ssa::record_update(live, &mut object, &schema_of(rt), &writer);
+        ssa::record_update(live, &mut object, &schema_of(state, rt), &writer);
     }
     if let Some(live) = live
         && same_content(live, &object)

@@ -95,7 +95,12 @@ async fn dispatch(
         },
         body: body.to_vec(),
     };
-    if method == Method::GET && flag(&request.params, "watch") {
+    let watching = method == Method::GET && flag(&request.params, "watch");
+    let dry_run = request.params.contains_key("dryRun");
+    shared
+        .requests
+        .add(method.as_str(), &path, watching, dry_run);
+    if watching {
         return match shared.cluster.watch(&request) {
             Ok(w) => watch::stream(shared.clone(), w),
             Err(e) => respond(&e),

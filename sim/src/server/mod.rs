@@ -4,6 +4,7 @@
 mod faults;
 mod http;
 mod persist;
+mod requests;
 mod tls;
 mod watch;
 
@@ -17,6 +18,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use faults::{Fault, FaultAction};
+pub use requests::RequestCounts;
 
 use crate::cluster::Cluster;
 use faults::Faults;
@@ -83,6 +85,8 @@ pub(crate) struct Shared {
     pub(crate) changed: tokio::sync::watch::Sender<u64>,
     /// The bearer token every request must carry, if any.
     pub(crate) token: Option<String>,
+    /// The API requests answered so far.
+    pub(crate) requests: requests::Counter,
 }
 
 /// A running simulator. Dropping it (or calling [`Sim::shutdown`]) stops it.
@@ -141,6 +145,7 @@ impl Sim {
             faults: Faults::default(),
             changed,
             token: config.token.clone(),
+            requests: requests::Counter::default(),
         });
         let (stop, stopped) = oneshot::channel::<()>();
         let app = http::router(shared.clone());
@@ -238,6 +243,16 @@ users:
     /// Fails (or delays) the next requests matching the rule; see [`Fault`].
     pub fn inject_fault(&self, fault: Fault) {
         self.shared.faults.inject(fault);
+    }
+
+    /// The API requests answered since the start (or the last [`Sim::reset_requests`]).
+    pub fn requests(&self) -> RequestCounts {
+        self.shared.requests.snapshot()
+    }
+
+    /// Counts requests from zero again.
+    pub fn reset_requests(&self) {
+        self.shared.requests.reset();
     }
 
     /// Removes every fault rule.

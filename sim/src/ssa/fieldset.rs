@@ -41,8 +41,9 @@ const UNOWNED_METADATA: &[&str] = &[
 ];
 
 impl FieldSet {
-    /// Paths present in `object`, as server-side apply records them: leaves, list items and
-    /// granular maps; `apiVersion`, `kind` and server-owned metadata excluded.
+    /// The paths an applied configuration sets (structured-merge-diff's `ToFieldSet`):
+    /// leaves, list items, atomic maps and lists, and the keys of `map[string]T` maps; not the
+    /// maps themselves, and not `apiVersion`, `kind` or server-owned metadata.
     pub fn of_object(object: &Value, schema: &Schema) -> Self {
         let mut set = FieldSet::default();
         if let Some(map) = object.as_object() {
@@ -53,7 +54,7 @@ impl FieldSet {
                 if k == "metadata" {
                     if let Some(meta) = v.as_object() {
                         for (mk, mv) in meta {
-                            if !UNOWNED_METADATA.contains(&mk.as_str()) {
+                            if is_owned_metadata(mk) {
                                 let path = vec![field(k), field(mk)];
                                 walk(
                                     mv,
@@ -114,14 +115,6 @@ impl FieldSet {
             .is_some_and(|p| p.starts_with(path))
     }
 
-    /// Whether the set holds anything strictly below `path`.
-    pub fn touches_below(&self, path: &Path) -> bool {
-        self.0
-            .range::<Path, _>((Excluded(path), Unbounded))
-            .next()
-            .is_some_and(|p| p.starts_with(path))
-    }
-
     /// Whether the set is empty.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
@@ -131,6 +124,12 @@ impl FieldSet {
     pub fn difference(&self, other: &FieldSet) -> FieldSet {
         FieldSet(self.0.difference(&other.0).cloned().collect())
     }
+}
+
+/// Whether a manager can own the metadata field `name` (apimachinery's `stripmeta.go` leaves
+/// out the server-owned ones).
+pub fn is_owned_metadata(name: &str) -> bool {
+    !UNOWNED_METADATA.contains(&name)
 }
 
 fn field(name: &str) -> PathElement {
@@ -145,16 +144,20 @@ fn walk<'a>(
     set: &mut FieldSet,
 ) {
     match value {
-        Value::Object(map) if !map.is_empty() && !schema.is_atomic_map(names) => {
-            if schema.is_granular_map(names) {
-                set.0.insert(path.to_vec());
-            }
+        Value::Object(_) if schema.is_atomic_map(names) => {
+            set.0.insert(path.to_vec());
+        }
+        Value::Object(map) => {
+            let keyed = schema.has_map_keys(names);
             for (k, v) in map {
                 let mut child = path.to_vec();
                 child.push(field(k));
                 names.push(k);
                 walk(v, &child, names, schema, set);
                 names.pop();
+                if keyed {
+                    set.0.insert(child);
+                }
             }
         }
         Value::Array(items) => match schema.list_type(names) {
@@ -187,8 +190,8 @@ fn walk<'a>(
 }
 
 /// The `k:` element of a list-map item: its key fields, sorted by name.
-pub fn item_key(item: &Value, keys: &[&str]) -> Option<PathElement> {
-    let mut sorted: Vec<&str> = keys.to_vec();
+pub fn item_key<S: AsRef<str>>(item: &Value, keys: &[S]) -> Option<PathElement> {
+    let mut sorted: Vec<&str> = keys.iter().map(AsRef::as_ref).collect();
     sorted.sort_unstable();
     let mut map = Map::new();
     for k in sorted {
@@ -277,27 +280,6 @@ pub fn display(path: &Path) -> String {
     out
 }
 
-/// The value at `path` in `object`, if present.
-pub fn get<'a>(object: &'a Value, path: &[PathElement]) -> Option<&'a Value> {
-    let mut node = object;
-    for el in path {
-        node = match el {
-            PathElement::Field(name) => node.get(name)?,
-            PathElement::Key(json) => {
-                let key: Value = serde_json::from_str(json).ok()?;
-                node.as_array()?
-                    .iter()
-                    .find(|item| matches_key(item, &key))?
-            }
-            PathElement::Value(json) => {
-                let value: Value = serde_json::from_str(json).ok()?;
-                node.as_array()?.iter().find(|item| **item == value)?
-            }
-        };
-    }
-    Some(node)
-}
-
 /// Removes the value at `path` from `object` (a no-op when absent).
 pub fn remove(object: &mut Value, path: &[PathElement]) {
     let Some((last, parent_path)) = path.split_last() else {
@@ -378,7 +360,7 @@ mod tests {
         let trie = FieldSet::of_object(&obj, &deployment_schema()).to_fields_v1();
         assert_eq!(
             trie,
-            json!({"f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+            json!({"f:metadata": {"f:labels": {"f:app": {}}},
                 "f:spec": {"f:replicas": {}, "f:selector": {},
                     "f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"app\"}": {
                         ".": {}, "f:args": {}, "f:image": {}, "f:name": {}}}}}}})
@@ -402,7 +384,7 @@ mod tests {
     }
 
     #[test]
-    fn get_and_remove_follow_keys_and_values() {
+    fn remove_follows_keys_and_values() {
         let mut obj = json!({"spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b"}]},
             "metadata": {"finalizers": ["f1", "f2"]}});
         let image = vec![
@@ -411,7 +393,6 @@ mod tests {
             item_key(&json!({"name": "a"}), &["name"]).unwrap(),
             field("image"),
         ];
-        assert_eq!(get(&obj, &image), Some(&json!("x")));
         remove(&mut obj, &image);
         remove(
             &mut obj,

@@ -1,6 +1,7 @@
 //! Server-side apply and `managedFields` bookkeeping: who owns which field, conflicts between
 //! managers, and removal of fields a manager stops applying.
 
+mod compare;
 mod fieldset;
 mod merge;
 mod schema;
@@ -201,8 +202,10 @@ fn entry(writer: &Writer<'_>, operation: &str, set: &FieldSet) -> ManagedFieldsE
     }
 }
 
+/// Stores `entries` in `object`, without those that own nothing, in the order the API server
+/// keeps them (`sortEncodedManagedFields`: operation, time, manager, apiVersion, subresource).
 fn store_entries(object: &mut Value, entries: Vec<ManagedFieldsEntry>) {
-    let entries: Vec<ManagedFieldsEntry> = entries
+    let mut entries: Vec<ManagedFieldsEntry> = entries
         .into_iter()
         .filter(|e| {
             e.fields_v1
@@ -210,6 +213,13 @@ fn store_entries(object: &mut Value, entries: Vec<ManagedFieldsEntry>) {
                 .is_some_and(|f| f.0.as_object().is_some_and(|m| !m.is_empty()))
         })
         .collect();
+    entries.sort_by(|p, q| {
+        let seconds = |e: &ManagedFieldsEntry| e.time.as_ref().map_or(0, |t| t.0.as_second());
+        (p.operation.as_deref(), seconds(p), p.manager.as_deref())
+            .cmp(&(q.operation.as_deref(), seconds(q), q.manager.as_deref()))
+            .then_with(|| p.api_version.cmp(&q.api_version))
+            .then_with(|| p.subresource.cmp(&q.subresource))
+    });
     if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
         if entries.is_empty() {
             meta.remove("managedFields");
@@ -222,13 +232,61 @@ fn store_entries(object: &mut Value, entries: Vec<ManagedFieldsEntry>) {
     }
 }
 
-/// Server-side apply of `config` by `writer` onto `live` (for a create: a skeleton with only
-/// apiVersion, kind and metadata name/namespace). Returns the new object with its
-/// `managedFields`; unless `force`, fields owned by another manager that would change are
-/// returned as conflicts instead.
+/// Takes what `comparison` changed away from every manager but `writer` (structured-merge-diff's
+/// `Updater.update`): fields another manager owns that were modified or added conflict
+/// (unless `force`, when they move to the writer), removed fields leave their owners.
 ///
 /// # Errors
 /// The conflicts, when there are some and `force` is false.
+fn take_changes(
+    entries: &mut [ManagedFieldsEntry],
+    comparison: &compare::Comparison,
+    writer: &Writer<'_>,
+    operation: &str,
+    force: bool,
+) -> Result<(), Vec<Conflict>> {
+    let mut conflicts = Vec::new();
+    for e in entries
+        .iter_mut()
+        .filter(|e| !is_writer(e, writer, operation))
+    {
+        let owned = set_of(e);
+        let lost: Vec<Path> = owned
+            .0
+            .iter()
+            .filter(|p| comparison.modified.contains(p) || comparison.added.contains(p))
+            .cloned()
+            .collect();
+        if !force && !lost.is_empty() {
+            let owner = owner_display(e);
+            conflicts.extend(lost.iter().map(|p| Conflict {
+                owner: owner.clone(),
+                field: fieldset::display(p),
+                path: p.clone(),
+            }));
+            continue;
+        }
+        let mut kept = owned.difference(&comparison.removed);
+        for p in &lost {
+            kept.0.remove(p);
+        }
+        e.fields_v1 = Some(FieldsV1(kept.to_fields_v1()));
+    }
+    if conflicts.is_empty() {
+        Ok(())
+    } else {
+        Err(conflicts)
+    }
+}
+
+/// Server-side apply of `config` by `writer` onto `live` (for a create: a skeleton with only
+/// apiVersion, kind and metadata name/namespace), as structured-merge-diff's `Updater.Apply`:
+/// merge, own what the configuration sets, prune what the manager stopped applying, and take
+/// the changed fields from the other managers. Returns the new object with its
+/// `managedFields`.
+///
+/// # Errors
+/// The conflicts with other managers' fields, when there are some and `force` is false.
 pub fn server_side_apply(
     live: &Value,
     config: &Value,
@@ -237,47 +295,9 @@ pub fn server_side_apply(
     force: bool,
 ) -> Result<Value, Vec<Conflict>> {
     let mut entries = entries_of(live);
-    let config_set = FieldSet::of_object(config, schema);
+    let mut config_set = FieldSet::of_object(config, schema);
+    config_set.0.retain(|p| schema.owns(writer.subresource, p));
     let mut merged = merge::merge_config(live, config, schema);
-
-    let changed: Vec<&Path> = config_set
-        .0
-        .iter()
-        .filter(|p| {
-            !config_set.touches_below(p) && fieldset::get(live, p) != fieldset::get(&merged, p)
-        })
-        .collect();
-    let mut conflicts = Vec::new();
-    for e in entries
-        .iter_mut()
-        .filter(|e| e.manager.as_deref() != Some(writer.manager))
-    {
-        let mut owned = set_of(e);
-        let lost: Vec<Path> = changed
-            .iter()
-            .filter(|p| owned.contains(p))
-            .map(|p| (*p).clone())
-            .collect();
-        if lost.is_empty() {
-            continue;
-        }
-        if force {
-            for p in &lost {
-                owned.0.remove(p);
-            }
-            e.fields_v1 = Some(FieldsV1(owned.to_fields_v1()));
-        } else {
-            let owner = owner_display(e);
-            conflicts.extend(lost.iter().map(|p| Conflict {
-                owner: owner.clone(),
-                field: fieldset::display(p),
-                path: p.clone(),
-            }));
-        }
-    }
-    if !conflicts.is_empty() {
-        return Err(conflicts);
-    }
 
     let previous = entries
         .iter()
@@ -297,6 +317,8 @@ pub fn server_side_apply(
         }
     }
 
+    let comparison = compare::compare(live, &merged, schema);
+    take_changes(&mut entries, &comparison, writer, "Apply", force)?;
     match entries.iter_mut().find(|e| is_writer(e, writer, "Apply")) {
         Some(e) => *e = entry(writer, "Apply", &config_set),
         None => entries.push(entry(writer, "Apply", &config_set)),
@@ -305,9 +327,10 @@ pub fn server_side_apply(
     Ok(merged)
 }
 
-/// Records a non-apply write (create, update, patch) of `new` over `old` by `writer`: the
-/// writer gains the fields it added or changed, and every other manager loses them.
-/// `managedFields` sent in `new` replace the live ones (how clients migrate ownership).
+/// Records a non-apply write (create, update, patch) of `new` over `old` by `writer`, as
+/// structured-merge-diff's `Updater.Update`: the writer gains what it added or modified and
+/// loses what it removed; every other manager loses all three. `managedFields` sent in `new`
+/// replace the live ones (how clients migrate ownership).
 pub fn record_update(old: Option<&Value>, new: &mut Value, schema: &Schema, writer: &Writer<'_>) {
     let empty = Value::Object(serde_json::Map::new());
     let old = old.unwrap_or(&empty);
@@ -317,34 +340,37 @@ pub fn record_update(old: Option<&Value>, new: &mut Value, schema: &Schema, writ
     } else {
         entries_of(old)
     };
-    let old_set = FieldSet::of_object(old, schema);
-    let new_set = FieldSet::of_object(new, schema);
-    let removed = old_set.difference(&new_set);
-    let mut changed = new_set.difference(&old_set);
-    for p in &new_set.0 {
-        let leaf = !new_set.touches_below(p);
-        if leaf && old_set.contains(p) && fieldset::get(old, p) != fieldset::get(new, p) {
-            changed.0.insert(p.clone());
-        }
+    let mut comparison = compare::compare(old, new, schema);
+    for set in [
+        &mut comparison.added,
+        &mut comparison.modified,
+        &mut comparison.removed,
+    ] {
+        set.0.retain(|p| schema.owns(writer.subresource, p));
     }
-    if changed.is_empty() && removed.is_empty() {
+    if comparison.added.is_empty()
+        && comparison.modified.is_empty()
+        && comparison.removed.is_empty()
+    {
         store_entries(new, entries);
         return;
     }
-    for e in entries
-        .iter_mut()
-        .filter(|e| !is_writer(e, writer, "Update"))
-    {
-        let owned = set_of(e).difference(&changed).difference(&removed);
-        e.fields_v1 = Some(FieldsV1(owned.to_fields_v1()));
-    }
+    // Never fails when forced.
+    let _ = take_changes(&mut entries, &comparison, writer, "Update", true);
     let mine = entries
         .iter()
         .find(|e| is_writer(e, writer, "Update"))
         .map(set_of)
         .unwrap_or_default();
-    let mut mine = FieldSet(mine.0.union(&changed.0).cloned().collect()).difference(&removed);
-    mine.0.retain(|p| new_set.contains(p));
+    let mut mine = FieldSet(
+        mine.0
+            .union(&comparison.added.0)
+            .chain(comparison.modified.0.iter())
+            .cloned()
+            .collect(),
+    )
+    .difference(&comparison.removed);
+    mine.0.retain(|p| schema.owns(writer.subresource, p));
     let updated = entry(writer, "Update", &mine);
     match entries.iter_mut().find(|e| is_writer(e, writer, "Update")) {
         Some(e) => *e = updated,

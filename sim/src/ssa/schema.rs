@@ -14,7 +14,7 @@ pub enum ListType {
     /// A set of scalars; each value owned separately.
     Set,
     /// Items identified by these key fields; each item owned separately.
-    Map(Vec<&'static str>),
+    Map(Vec<String>),
 }
 
 /// Server-side apply's list-map keys (`x-kubernetes-list-map-keys`) where they are wider than
@@ -44,6 +44,9 @@ pub struct Schema {
     api_version: String,
     kind: String,
     custom: bool,
+    status_subresource: bool,
+    /// A custom resource's `openAPIV3Schema`, for its list and map types.
+    structural: Option<serde_json::Value>,
 }
 
 impl Schema {
@@ -53,6 +56,47 @@ impl Schema {
             api_version: api_version.to_string(),
             kind: kind.to_string(),
             custom,
+            status_subresource: false,
+            structural: None,
+        }
+    }
+
+    /// The same schema for a custom resource whose CRD declares `structural` as its
+    /// `openAPIV3Schema`: its `x-kubernetes-list-type`, `-list-map-keys` and `-map-type`
+    /// markers and declared properties apply.
+    #[must_use]
+    pub fn with_structural(mut self, structural: Option<serde_json::Value>) -> Self {
+        self.structural = structural;
+        self
+    }
+
+    /// The structural schema node at `names` (list items skipped), when one is declared.
+    fn node(&self, names: &[&str]) -> Option<crate::crd::Node<'_>> {
+        let mut node = crate::crd::Node(self.structural.as_ref()?);
+        for name in names {
+            if let Some(items) = node.items() {
+                node = items;
+            }
+            node = node.child(name)?;
+        }
+        Some(node)
+    }
+
+    /// The same schema for a kind with a `status` subresource: writes to the main resource
+    /// own no status field, writes to `status` nothing else (the API server's reset fields).
+    #[must_use]
+    pub fn with_status_subresource(mut self, status_subresource: bool) -> Self {
+        self.status_subresource = status_subresource;
+        self
+    }
+
+    /// Whether a write to `subresource` may own `path` (see
+    /// [`Schema::with_status_subresource`]).
+    pub fn owns(&self, subresource: Option<&str>, path: &super::Path) -> bool {
+        let status = path.first() == Some(&super::fieldset::PathElement::Field("status".into()));
+        match subresource {
+            Some("status") => status,
+            _ => !(self.status_subresource && status),
         }
     }
 
@@ -60,21 +104,100 @@ impl Schema {
     pub fn list_type(&self, names: &[&str]) -> ListType {
         match names {
             ["metadata", "finalizers"] => return ListType::Set,
-            ["metadata", "ownerReferences"] => return ListType::Map(vec!["uid"]),
+            ["metadata", "ownerReferences"] => return ListType::Map(vec!["uid".into()]),
             _ => {}
         }
         if self.custom {
-            return ListType::Atomic;
+            return match self.node(names).map(|n| n.list_type()) {
+                Some((Some("set"), _)) => ListType::Set,
+                Some((Some("map"), keys)) if !keys.is_empty() => {
+                    ListType::Map(keys.into_iter().map(str::to_string).collect())
+                }
+                _ => ListType::Atomic,
+            };
         }
-        list_map_keys(&self.api_version, &self.kind, names).map_or(ListType::Atomic, ListType::Map)
+        list_map_keys(&self.api_version, &self.kind, names).map_or(ListType::Atomic, |keys| {
+            ListType::Map(keys.into_iter().map(str::to_string).collect())
+        })
     }
 
     /// Whether the map at `names` is atomic (owned and replaced as one field), like a LabelSelector.
     pub fn is_atomic_map(&self, names: &[&str]) -> bool {
+        if self.custom {
+            return self.node(names).is_some_and(|n| n.atomic_map());
+        }
         !self.custom && names.last() == Some(&"selector") && self.kind != "Service"
     }
 
-    /// Whether the map at `names` is a granular map (its own member besides its keys), like labels.
+    /// Whether the keys of the map at `names` are map keys rather than declared struct fields
+    /// (a `map[string]T` such as labels, or any map of a custom resource, whose schema the
+    /// simulator deduces): server-side apply owns each such key by itself.
+    pub fn has_map_keys(&self, names: &[&str]) -> bool {
+        if self.custom {
+            if names.first() == Some(&"metadata") {
+                return self.is_granular_map(names);
+            }
+            let root = self.structural.as_ref().map(crate::crd::Node);
+            let node = if names.is_empty() {
+                root
+            } else {
+                self.node(names)
+            };
+            return !node.is_some_and(|n| n.declares_fields());
+        }
+        self.is_granular_map(names)
+    }
+
+    /// Whether the field at `names` is present in the zero value of the kind's Go type: a
+    /// non-pointer struct (`metadata`, `spec`, `status`, pod templates and their metadata and
+    /// spec, update strategies, ...) or a field serialized even when empty (a PodSpec's
+    /// `containers`).
+    pub fn is_zero_struct(&self, names: &[&str]) -> bool {
+        if matches!(names, ["metadata"]) {
+            return true;
+        }
+        if self.custom {
+            return false;
+        }
+        const TEMPLATE: &[&str] = &[
+            "template",
+            "template.metadata",
+            "template.spec",
+            "template.spec.containers",
+        ];
+        let path = names.join(".");
+        let Some(rest) = path.strip_prefix("spec.") else {
+            return matches!(path.as_str(), "spec" | "status")
+                || (path == "status.loadBalancer"
+                    && matches!(self.kind.as_str(), "Service" | "Ingress"));
+        };
+        let structs: &[&str] = match self.kind.as_str() {
+            "Deployment" => &["strategy"],
+            "StatefulSet" | "DaemonSet" => &["updateStrategy"],
+            "CronJob" => &[
+                "jobTemplate",
+                "jobTemplate.metadata",
+                "jobTemplate.spec",
+                "jobTemplate.spec.template",
+                "jobTemplate.spec.template.metadata",
+                "jobTemplate.spec.template.spec",
+                "jobTemplate.spec.template.spec.containers",
+            ],
+            "Pod" => &["containers"],
+            "PersistentVolumeClaim" => &["resources"],
+            "NetworkPolicy" => &["podSelector"],
+            "HorizontalPodAutoscaler" => &["scaleTargetRef"],
+            "CustomResourceDefinition" => &["names"],
+            _ => &[],
+        };
+        let templated = matches!(
+            self.kind.as_str(),
+            "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet" | "Job"
+        );
+        structs.contains(&rest) || (templated && TEMPLATE.contains(&rest))
+    }
+
+    /// Whether the map at `names` is a granular map (a `map[string]T`), like labels.
     pub fn is_granular_map(&self, names: &[&str]) -> bool {
         let last = names.last().copied().unwrap_or_default();
         matches!(
@@ -95,21 +218,25 @@ impl Schema {
 mod tests {
     use super::*;
 
+    fn keys(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
     #[test]
     fn ports_key_on_port_and_protocol() {
         let svc = Schema::new("v1", "Service", false);
         assert_eq!(
             svc.list_type(&["spec", "ports"]),
-            ListType::Map(vec!["port", "protocol"])
+            ListType::Map(keys(&["port", "protocol"]))
         );
         let deploy = Schema::new("apps/v1", "Deployment", false);
         assert_eq!(
             deploy.list_type(&["spec", "template", "spec", "containers", "ports"]),
-            ListType::Map(vec!["containerPort", "protocol"])
+            ListType::Map(keys(&["containerPort", "protocol"]))
         );
         assert_eq!(
             deploy.list_type(&["spec", "template", "spec", "containers"]),
-            ListType::Map(vec!["name"])
+            ListType::Map(keys(&["name"]))
         );
         assert_eq!(
             deploy.list_type(&["spec", "template", "spec", "containers", "args"]),
@@ -117,7 +244,7 @@ mod tests {
         );
         assert_eq!(
             deploy.list_type(&["status", "conditions"]),
-            ListType::Map(vec!["type"])
+            ListType::Map(keys(&["type"]))
         );
         assert!(deploy.is_atomic_map(&["spec", "selector"]));
         assert!(!svc.is_atomic_map(&["spec", "selector"]));

@@ -262,3 +262,111 @@ fn conflicts_outside_the_last_applied_configuration_still_fail() {
         &live, &conflicts, &cm, "kubectl"
     ));
 }
+
+fn configmap(data: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": data})
+}
+
+fn cm_writer(manager: &str) -> Writer<'_> {
+    Writer {
+        api_version: "v1",
+        ..writer(manager)
+    }
+}
+
+#[test]
+fn applied_maps_own_their_keys_and_updated_new_maps_themselves() {
+    let schema = Schema::new("v1", "ConfigMap", false);
+    let skeleton = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+    let applied = server_side_apply(
+        &skeleton,
+        &configmap(json!({"k": "v"})),
+        &schema,
+        &cm_writer("a"),
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        applied["metadata"]["managedFields"][0]["fieldsV1"],
+        json!({"f:data": {"f:k": {}}})
+    );
+    let mut created = configmap(json!({"k": "v"}));
+    record_update(None, &mut created, &schema, &cm_writer("kubectl-create"));
+    assert_eq!(
+        created["metadata"]["managedFields"][0]["fieldsV1"],
+        json!({"f:data": {".": {}, "f:k": {}}})
+    );
+}
+
+#[test]
+fn a_forced_apply_that_takes_every_field_removes_the_loser_and_entries_sort_apply_first() {
+    let schema = Schema::new("v1", "ConfigMap", false);
+    let skeleton = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+    let first = server_side_apply(
+        &skeleton,
+        &configmap(json!({"k": "1"})),
+        &schema,
+        &cm_writer("a"),
+        false,
+    )
+    .unwrap();
+    let taken = server_side_apply(
+        &first,
+        &configmap(json!({"k": "2"})),
+        &schema,
+        &cm_writer("b"),
+        true,
+    )
+    .unwrap();
+    assert_eq!(managers(&taken), vec![("b".into(), "Apply".into())]);
+    let mut updated = taken.clone();
+    updated["data"]["other"] = json!("x");
+    record_update(Some(&taken), &mut updated, &schema, &cm_writer("editor"));
+    let again = server_side_apply(
+        &updated,
+        &configmap(json!({"k": "2", "more": "y"})),
+        &schema,
+        &Writer {
+            now: 1_800_000_000,
+            ..cm_writer("z")
+        },
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        managers(&again),
+        vec![
+            ("b".into(), "Apply".into()),
+            ("z".into(), "Apply".into()),
+            ("editor".into(), "Update".into())
+        ]
+    );
+}
+
+#[test]
+fn status_writes_own_only_status_and_main_writes_no_status() {
+    let schema = Schema::new("apps/v1", "Deployment", false).with_status_subresource(true);
+    let live = deploy(1, "nginx");
+    let mut with_status = live.clone();
+    with_status["status"] = json!({"replicas": 1});
+    let status_writer = Writer {
+        subresource: Some("status"),
+        ..writer("controller")
+    };
+    record_update(Some(&live), &mut with_status, &schema, &status_writer);
+    assert_eq!(
+        with_status["metadata"]["managedFields"][0]["fieldsV1"],
+        json!({"f:status": {"f:replicas": {}}})
+    );
+    assert_eq!(
+        with_status["metadata"]["managedFields"][0]["subresource"],
+        "status"
+    );
+    let mut created = deploy(1, "nginx");
+    created["status"] = json!({});
+    record_update(None, &mut created, &schema, &writer("kubectl-create"));
+    assert!(
+        created["metadata"]["managedFields"][0]["fieldsV1"]["f:status"].is_null(),
+        "{created}"
+    );
+}

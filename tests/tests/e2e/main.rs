@@ -1,5 +1,7 @@
 //! End-to-end tests of krt across the wasm boundary, against `krt-sim`:
-//! the `krt` binary (`cli`) and the Rust `Runtime` API (`runtime_api`).
+//! the `krt` binary (`cli`), the Rust `Runtime` API (`runtime_api`),
+//! middleware chains in front of the runtime (`middleware`), and the requests
+//! krt needs, counted at the simulator (`requests`).
 
 mod apply_semantics;
 mod auth;
@@ -12,7 +14,9 @@ mod conformance;
 mod faults;
 mod kubeconfig;
 mod logic;
+mod middleware;
 mod real_cluster;
+mod requests;
 mod retries;
 mod runtime_api;
 mod sandbox;

@@ -19,15 +19,15 @@ use serde_json::{Value, json};
 use crate::support::workspace;
 
 /// The built components.
-struct Components {
-    guest: PathBuf,
-    memcluster: PathBuf,
+pub(crate) struct Components {
+    pub(crate) guest: PathBuf,
+    pub(crate) memcluster: PathBuf,
     composed: PathBuf,
 }
 
 /// The composed components, built once per test run; `None` (after printing why) when the tools
 /// are missing outside CI.
-fn components() -> Option<&'static Components> {
+pub(crate) fn components() -> Option<&'static Components> {
     static BUILT: OnceLock<Option<Components>> = OnceLock::new();
     BUILT.get_or_init(build).as_ref()
 }
@@ -59,7 +59,7 @@ fn build() -> Option<Components> {
 
 /// Whether all of `tools` are installed; if not, prints why the test skips, or fails in CI
 /// (`CI=true`), where `.ci/run` installs them.
-fn installed(tools: &[&str]) -> bool {
+pub(crate) fn installed(tools: &[&str]) -> bool {
     let missing: Vec<&str> = tools
         .iter()
         .copied()
@@ -81,7 +81,7 @@ fn installed(tools: &[&str]) -> bool {
 }
 
 /// `<target>` from this test binary's path `<target>/<profile>/deps/e2e-<hash>`.
-fn target_dir() -> PathBuf {
+pub(crate) fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     exe.ancestors()
         .nth(3)
@@ -107,13 +107,13 @@ fn tool_path(name: &str) -> Option<PathBuf> {
         .find(|path| path.is_file())
 }
 
-fn tool(name: &str) -> Command {
+pub(crate) fn tool(name: &str) -> Command {
     Command::new(tool_path(name).expect("checked by build()"))
 }
 
 /// Runs `wasmtime run --invoke call component` and returns its stdout, trimmed; fails the test
 /// unless it exits 0.
-fn invoke(component: &Path, call: &str) -> String {
+pub(crate) fn invoke(component: &Path, call: &str) -> String {
     let run = tool("wasmtime")
         .args(["run", "--invoke", call])
         .arg(component)
@@ -176,7 +176,7 @@ fn json_after(printed: &str, label: &str) -> Value {
 }
 
 /// A Kusion resource record in WAVE.
-fn resource(id: &str, attributes: &Value) -> String {
+pub(crate) fn resource(id: &str, attributes: &Value) -> String {
     format!(
         "{{id: {}, type: \"Kubernetes\", attributes: {}, depends-on: [], extensions: \"{{}}\"}}",
         wave(id),
@@ -192,7 +192,7 @@ fn deployment() -> Value {
         .value()
 }
 
-const APPLY_OPTIONS: &str = "{dry-run: false, mode: server-side, field-manager: none, force: false, \
+pub(crate) const APPLY_OPTIONS: &str = "{dry-run: false, mode: server-side, field-manager: none, force: false, \
     replace-on-immutable: false, default-namespace: none, offline: false, ignore-paths: []}";
 
 #[test]
@@ -201,7 +201,7 @@ fn apply_creates_the_object_with_server_defaults() {
     let plan = resource("apps/v1:Deployment:default:web", &deployment());
     let printed = invoke(
         &c.composed,
-        &format!("kusion:runtime/runtime.apply@0.1.0(none, some({plan}), {APPLY_OPTIONS})"),
+        &format!("kusion:runtime/runtime.apply@0.1.1(none, some({plan}), {APPLY_OPTIONS})"),
     );
     // WAVE leaves `none` fields out of a record: no `live` (it did not exist), no `status`.
     assert!(
@@ -247,7 +247,7 @@ fn read_of_a_missing_object_is_none() {
     let printed = invoke(
         &c.composed,
         &format!(
-            "kusion:runtime/runtime.read@0.1.0(none, some({plan}), {{default-namespace: none}})"
+            "kusion:runtime/runtime.read@0.1.1(none, some({plan}), {{default-namespace: none}})"
         ),
     );
     // Both fields `none`: WAVE prints the empty record.
@@ -261,7 +261,7 @@ fn delete_of_a_missing_object_succeeds() {
     let printed = invoke(
         &c.composed,
         &format!(
-            "kusion:runtime/runtime.delete@0.1.0({target}, \
+            "kusion:runtime/runtime.delete@0.1.1({target}, \
              {{dry-run: false, propagation-policy: some(foreground), default-namespace: none}})"
         ),
     );
@@ -347,7 +347,7 @@ fn diff_and_three_way_patch() {
 
 /// The imports and exports of the world `wasm-tools component wit` prints for `component`;
 /// WASI interfaces without their version (the toolchain's WASI 0.2 patch release).
-fn world(component: &Path) -> (Vec<String>, Vec<String>) {
+pub(crate) fn world(component: &Path) -> (Vec<String>, Vec<String>) {
     let printed = tool("wasm-tools")
         .args(["component", "wit"])
         .arg(component)
@@ -413,16 +413,16 @@ fn components_import_exactly_what_they_should() {
         return;
     };
     let with_wasi = |extra: &[&str]| sorted(&[WASI, extra].concat());
-    let types = "kusion:runtime/types@0.1.0";
-    let guest_exports = sorted(&["kusion:runtime/runtime@0.1.0", "kusion:runtime/logic@0.1.0"]);
+    let types = "kusion:runtime/types@0.1.1";
+    let guest_exports = sorted(&["kusion:runtime/runtime@0.1.1", "kusion:runtime/logic@0.1.1"]);
 
     let (imports, exports) = world(&c.guest);
     assert_eq!(
         imports,
         with_wasi(&[
             types,
-            "kusion:runtime/kubernetes@0.1.0",
-            "kusion:runtime/host@0.1.0"
+            "kusion:runtime/kubernetes@0.1.1",
+            "kusion:runtime/host@0.1.1"
         ])
     );
     assert_eq!(exports, guest_exports);
@@ -433,8 +433,8 @@ fn components_import_exactly_what_they_should() {
         exports,
         sorted(&[
             types,
-            "kusion:runtime/kubernetes@0.1.0",
-            "kusion:runtime/host@0.1.0"
+            "kusion:runtime/kubernetes@0.1.1",
+            "kusion:runtime/host@0.1.1"
         ])
     );
 

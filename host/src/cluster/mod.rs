@@ -1,6 +1,12 @@
 //! The host's one connection to a Kubernetes cluster: a shared kube-rs client,
-//! a per-process discovery cache, and the raw REST calls behind the
+//! a per-process discovery cache ([`discovery`]), an adaptive limit on the
+//! requests in flight ([`limit`]), and the raw REST calls behind the
 //! `kubernetes` imports. Objects stay JSON text end to end.
+
+mod discovery;
+mod limit;
+
+pub use limit::LimitStats;
 
 use futures::{Stream, StreamExt};
 use krt_guest::model::{
@@ -12,12 +18,10 @@ use kube::api::{
     PropagationPolicy as KubePropagation, WatchParams,
 };
 use kube::core::{
-    ApiResource as KubeApiResource, DynamicObject, GroupVersionKind, Request, WatchEvent,
+    ApiResource as KubeApiResource, DynamicObject, GroupVersion, Request, WatchEvent,
 };
 use serde_json::Value;
-use std::collections::HashMap;
 use std::pin::Pin;
-use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -32,8 +36,8 @@ pub struct KubeCluster {
     client: kube::Client,
     default_namespace: String,
     call_deadline: Duration,
-    kinds: RwLock<HashMap<(String, String), ApiResource>>,
-    discovery_fetches: AtomicU64,
+    discovery: discovery::Discovery,
+    limiter: limit::Limiter,
     retries: AtomicU64,
     server: Option<String>,
 }
@@ -46,6 +50,9 @@ const MAX_RETRIES: u32 = 5;
 const MAX_TRANSPORT_RETRIES: u32 = 2;
 /// The longest single wait between retries, whatever `Retry-After` says.
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
+/// The most requests in flight at once unless [`KubeCluster::with_max_in_flight`]
+/// says otherwise (the limit adapts below it).
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
 
 impl KubeCluster {
     /// Wraps a client; `default_namespace` is the kubeconfig context's namespace.
@@ -56,8 +63,8 @@ impl KubeCluster {
             client,
             default_namespace: default_namespace.into(),
             call_deadline: Duration::from_secs(30),
-            kinds: RwLock::new(HashMap::new()),
-            discovery_fetches: AtomicU64::new(0),
+            discovery: discovery::Discovery::default(),
+            limiter: limit::Limiter::new(DEFAULT_MAX_IN_FLIGHT),
             retries: AtomicU64::new(0),
             server: None,
         }
@@ -69,15 +76,28 @@ impl KubeCluster {
         self
     }
 
+    /// Sets the most requests in flight at once (at least 1; default
+    /// [`DEFAULT_MAX_IN_FLIGHT`]): the ceiling of the adaptive limit.
+    pub fn with_max_in_flight(mut self, ceiling: usize) -> Self {
+        self.limiter = limit::Limiter::new(ceiling);
+        self
+    }
+
+    /// What the adaptive request limit did so far.
+    pub fn limit_stats(&self) -> LimitStats {
+        self.limiter.stats()
+    }
+
     /// Sets the overall deadline of one call, retries included (default 30 s).
     pub fn with_call_deadline(mut self, deadline: Duration) -> Self {
         self.call_deadline = deadline;
         self
     }
 
-    /// How many discovery requests this cluster has made (one per kind not yet cached).
+    /// How many discovery requests this cluster has made: one per group
+    /// version, plus one for each kind asked for that an earlier list lacked.
     pub fn discovery_fetches(&self) -> u64 {
-        self.discovery_fetches.load(Ordering::Relaxed)
+        self.discovery.fetches()
     }
 
     /// How many requests were retried after 429, 5xx or transport errors.
@@ -95,48 +115,39 @@ impl KubeCluster {
         &self.client
     }
 
-    /// Resolves `apiVersion` + `kind` through discovery, cached per process; a
-    /// cache miss asks the server again, so a CRD created earlier is found.
+    /// Resolves `apiVersion` + `kind` through discovery: the group version's
+    /// resource list is fetched once per process, by one request however many
+    /// callers miss at once; a kind that list lacks is asked for again, so a
+    /// CRD created earlier is found.
     pub async fn resolve(&self, api_version: &str, kind: &str) -> Result<ApiResource, ApiError> {
-        let key = (api_version.to_string(), kind.to_string());
-        if let Some(found) = self.kinds.read().expect("kinds lock").get(&key) {
-            return Ok(found.clone());
-        }
-        let (group, version) = match api_version.split_once('/') {
-            Some((g, v)) => (g, v),
-            None => ("", api_version),
-        };
-        let gvk = GroupVersionKind::gvk(group, version, kind);
-        self.discovery_fetches.fetch_add(1, Ordering::Relaxed);
-        let discovered = self
-            .retrying(Resend::Idempotent, || {
-                kube::discovery::oneshot::pinned_kind(&self.client, &gvk)
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        let gv = GroupVersion::gv(group, version);
+        self.discovery
+            .resolve(api_version, kind, || async {
+                let listed = self
+                    .retrying(Resend::Idempotent, || {
+                        kube::discovery::oneshot::pinned_group(&self.client, &gv)
+                    })
+                    .await;
+                match listed {
+                    Ok(served) => Ok(Some(
+                        served
+                            .versioned_resources(version)
+                            .into_iter()
+                            .map(|(ar, caps)| ApiResource {
+                                group: ar.group,
+                                version: ar.version,
+                                kind: ar.kind,
+                                plural: ar.plural,
+                                namespaced: caps.scope == kube::discovery::Scope::Namespaced,
+                            })
+                            .collect(),
+                    )),
+                    Err(err) if err.code == 404 || err.reason == "NotFound" => Ok(None),
+                    Err(err) => Err(err),
+                }
             })
-            .await;
-        let (ar, caps) = match discovered {
-            Ok(found) => found,
-            Err(err) if err.code == 404 || err.reason == "NotFound" => {
-                return Err(ApiError {
-                    message: format!(
-                        "no resource type {api_version}/{kind} is served by the cluster (is the CRD installed?)"
-                    ),
-                    ..ApiError::api(404, "NotFound", "")
-                });
-            }
-            Err(err) => return Err(err),
-        };
-        let resolved = ApiResource {
-            group: ar.group,
-            version: ar.version,
-            kind: ar.kind,
-            plural: ar.plural,
-            namespaced: caps.scope == kube::discovery::Scope::Namespaced,
-        };
-        self.kinds
-            .write()
-            .expect("kinds lock")
-            .insert(key, resolved.clone());
-        Ok(resolved)
+            .await
     }
 
     /// GET; `None` on 404.
@@ -369,7 +380,8 @@ impl KubeCluster {
         err
     }
 
-    /// Runs `call` until it succeeds, fails for good, or the deadline passes.
+    /// Runs `call` until it succeeds, fails for good, or the deadline passes,
+    /// each attempt within the adaptive limit on requests in flight.
     /// `Retry-After` (header or `details.retryAfterSeconds`) is honoured. kube-rs's
     /// own retry layer is switched off by [`connect`](crate::connect) so the two
     /// never stack.
@@ -381,10 +393,19 @@ impl KubeCluster {
         let attempts = async {
             let mut attempt = 0;
             loop {
+                let permit = self.limiter.acquire().await;
                 let err = match call().await {
-                    Ok(value) => return Ok(value),
+                    Ok(value) => {
+                        permit.done(limit::Outcome::Answered);
+                        return Ok(value);
+                    }
                     Err(err) => kube_error(err),
                 };
+                permit.done(match (err.source, err.code) {
+                    (_, 429) => limit::Outcome::Throttled,
+                    (ErrorSource::Transport, _) => limit::Outcome::Lost,
+                    _ => limit::Outcome::Answered,
+                });
                 let idempotent = resend == Resend::Idempotent;
                 let limit = match (err.source, err.code) {
                     (_, 429) => MAX_RETRIES,

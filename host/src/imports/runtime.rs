@@ -1,0 +1,150 @@
+//! `kusion:runtime/runtime` as a middleware imports it: the next link of the
+//! chain. Each call converts what the middleware hands on into model values
+//! once, runs the next link (a middleware or the runtime, in its own store
+//! with its own limits and policy), and converts its checked answer back.
+//!
+//! A call counts against the middleware's host-call limit, and the time the
+//! next link takes is host time, not the middleware's CPU time (its wall-clock
+//! limit covers it). A plan that is not valid JSON is answered with a status
+//! naming the middleware; it never reaches the next link.
+
+use crate::bindings::next::{
+    ApplyOptions, ApplyResponse, DeleteOptions, DeleteResponse, Host, ReadOptions, ReadResponse,
+    WatchOptions, WatchResponse,
+};
+use crate::bindings::types as t;
+use crate::convert::{
+    apply_options_from_next, apply_response_to_next, delete_options_from_next,
+    read_response_to_next, resource_from_wit, status_to_wit, watch_response_to_next,
+};
+use crate::runtime::Next;
+use crate::state::KrtView;
+use krt_guest::model as m;
+use std::time::Instant;
+
+impl KrtView<'_> {
+    /// Counts the call and returns the next link; a store without one (the
+    /// runtime's, which cannot import `runtime`: loading refuses it) traps.
+    fn next_link(&mut self) -> wasmtime::Result<Next> {
+        self.ctx.enter()?;
+        self.ctx
+            .next
+            .clone()
+            .ok_or_else(|| wasmtime::Error::msg("the runtime component has no next link"))
+    }
+
+    /// A resource the middleware hands on, as a model value; invalid JSON is
+    /// a status naming the middleware.
+    fn handed_on(&self, function: &str, r: t::Resource) -> Result<m::Resource, m::Status> {
+        resource_from_wit(r).map_err(|problem| {
+            m::Status::error(
+                m::StatusCode::InvalidArgument,
+                "MiddlewareInvalidRequest",
+                format!(
+                    "{} handed an invalid request to the next link's runtime.{function}: {problem}",
+                    self.ctx.link.role
+                ),
+            )
+        })
+    }
+
+    /// Both resources of a call, as model values.
+    fn handed_on_pair(
+        &self,
+        function: &str,
+        prior: Option<t::Resource>,
+        plan: Option<t::Resource>,
+    ) -> Result<(Option<m::Resource>, Option<m::Resource>), m::Status> {
+        let prior = prior.map(|r| self.handed_on(function, r)).transpose()?;
+        let plan = plan.map(|r| self.handed_on(function, r)).transpose()?;
+        Ok((prior, plan))
+    }
+}
+
+impl Host for KrtView<'_> {
+    async fn apply(
+        &mut self,
+        prior: Option<t::Resource>,
+        plan: Option<t::Resource>,
+        options: ApplyOptions,
+    ) -> wasmtime::Result<ApplyResponse> {
+        let next = self.next_link()?;
+        let started = Instant::now();
+        let deleting = plan.is_none();
+        let response = match self.handed_on_pair("apply", prior, plan) {
+            Ok((prior, plan)) => {
+                let options = apply_options_from_next(options);
+                next.chain
+                    .apply(next.at, prior.as_ref(), plan.as_ref(), &options)
+                    .await
+            }
+            Err(status) => m::ApplyResponse::failed(status, deleting),
+        };
+        self.ctx.host_time += started.elapsed();
+        Ok(apply_response_to_next(response))
+    }
+
+    async fn read(
+        &mut self,
+        prior: Option<t::Resource>,
+        plan: Option<t::Resource>,
+        options: ReadOptions,
+    ) -> wasmtime::Result<ReadResponse> {
+        let next = self.next_link()?;
+        let started = Instant::now();
+        let response = match self.handed_on_pair("read", prior, plan) {
+            Ok((prior, plan)) => {
+                let options = m::ReadOptions {
+                    default_namespace: options.default_namespace,
+                };
+                next.chain
+                    .read(next.at, prior.as_ref(), plan.as_ref(), &options)
+                    .await
+            }
+            Err(status) => m::ReadResponse::failed(status),
+        };
+        self.ctx.host_time += started.elapsed();
+        Ok(read_response_to_next(response))
+    }
+
+    async fn delete(
+        &mut self,
+        resource: t::Resource,
+        options: DeleteOptions,
+    ) -> wasmtime::Result<DeleteResponse> {
+        let next = self.next_link()?;
+        let started = Instant::now();
+        let status = match self.handed_on("delete", resource) {
+            Ok(resource) => {
+                let options = delete_options_from_next(options);
+                next.chain.delete(next.at, &resource, &options).await
+            }
+            Err(status) => Some(status),
+        };
+        self.ctx.host_time += started.elapsed();
+        Ok(DeleteResponse {
+            status: status.map(status_to_wit),
+        })
+    }
+
+    async fn watch(
+        &mut self,
+        resource: t::Resource,
+        options: WatchOptions,
+    ) -> wasmtime::Result<WatchResponse> {
+        let next = self.next_link()?;
+        let started = Instant::now();
+        let response = match self.handed_on("watch", resource) {
+            Ok(resource) => {
+                let options = m::WatchRequest {
+                    timeout_ms: options.timeout_ms,
+                    default_namespace: options.default_namespace,
+                };
+                next.chain.watch(next.at, &resource, &options).await
+            }
+            Err(status) => m::WatchResponse::failed(status),
+        };
+        self.ctx.host_time += started.elapsed();
+        Ok(watch_response_to_next(response))
+    }
+}

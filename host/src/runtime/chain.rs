@@ -1,0 +1,219 @@
+//! The chain one call runs through: middleware 1 → … → middleware n → the
+//! runtime. Each link runs in its own fresh store with its own limits and
+//! capability policy; a middleware's `runtime` import calls the next link
+//! through [`Next`].
+
+use super::failure::{self, too_large};
+use super::stats::Counters;
+use crate::bindings::{logic as l, runtime as rt};
+use crate::cluster::KubeCluster;
+use crate::engine::{EPOCH_TICK, Loaded};
+use crate::policy::Policy;
+use crate::state::{HostState, LimitHit, Limits};
+use krt_guest::model::Status;
+use krt_stack::EventSink;
+use std::fmt;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+use wasmtime::{Store, UpdateDeadline};
+
+/// A boxed, sendable future: links call links, so the futures are recursive.
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Where a link sits in the chain; how messages name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// The runtime component at the end of the chain.
+    Runtime,
+    /// A middleware in front of it.
+    Middleware {
+        /// Its name (by default its file's stem), as `--middleware-policy` names it.
+        name: String,
+        /// Its place, 1 for the outermost.
+        position: usize,
+        /// How many links the chain has, the runtime included.
+        links: usize,
+    },
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Role::Runtime => f.write_str("the runtime component"),
+            Role::Middleware {
+                name,
+                position,
+                links,
+            } => write!(f, "middleware `{name}` (link {position} of {links})"),
+        }
+    }
+}
+
+/// What one link runs under.
+#[derive(Debug, Clone)]
+pub(crate) struct LinkSettings {
+    /// Its place in the chain.
+    pub(crate) role: Role,
+    /// Its limits.
+    pub(crate) limits: Limits,
+    /// Its cluster access.
+    pub(crate) policy: Arc<Policy>,
+}
+
+/// One link of a call's chain: a component and its settings.
+pub(crate) struct Link {
+    pub(crate) loaded: Arc<Loaded>,
+    pub(crate) settings: Arc<LinkSettings>,
+}
+
+/// The links of one call, outermost first, and what every store needs.
+pub(crate) struct Chain {
+    pub(crate) links: Vec<Link>,
+    pub(crate) cluster: Arc<KubeCluster>,
+    pub(crate) events: Arc<dyn EventSink>,
+    pub(crate) counters: Arc<Counters>,
+}
+
+/// What a middleware's `runtime` import calls: link `at` of `chain`.
+#[derive(Clone)]
+pub(crate) struct Next {
+    pub(crate) chain: Arc<Chain>,
+    pub(crate) at: usize,
+}
+
+/// Epoch ticks in `d`, at least one.
+fn ticks(d: Duration) -> u64 {
+    (d.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
+}
+
+impl Chain {
+    /// The settings of link `at`.
+    pub(crate) fn settings(&self, at: usize) -> &LinkSettings {
+        &self.links[at].settings
+    }
+
+    /// The first link, outermost first, that exports `logic`.
+    pub(crate) fn logic_link(&self) -> Option<usize> {
+        self.links.iter().position(|l| l.loaded.logic.is_some())
+    }
+
+    /// A fresh store for link `at` with its limits applied; a middleware's
+    /// store can call the link after it. The CPU budget is enforced by the
+    /// epoch callback, which charges the guest only for time outside host
+    /// calls (calls to the next link included) and yields to tokio at every
+    /// tick.
+    fn store(self: &Arc<Self>, at: usize) -> Store<HostState> {
+        let link = &self.links[at];
+        let next = (at + 1 < self.links.len()).then(|| Next {
+            chain: self.clone(),
+            at: at + 1,
+        });
+        let state = HostState::new(
+            self.cluster.clone(),
+            self.events.clone(),
+            link.settings.clone(),
+            next,
+        );
+        let mut store = Store::new(link.loaded.pre.engine(), state);
+        store.limiter(|s| &mut s.limiter);
+        let budget = link.settings.limits.cpu_time;
+        store.set_epoch_deadline(ticks(budget));
+        store.epoch_deadline_callback(move |mut ctx| {
+            let krt = &mut ctx.data_mut().krt;
+            let used = krt.guest_time();
+            if used >= budget {
+                krt.hit.get_or_insert(LimitHit::Cpu(budget));
+                return Ok(UpdateDeadline::Interrupt);
+            }
+            Ok(UpdateDeadline::Yield(ticks(budget - used)))
+        });
+        store
+    }
+
+    /// Runs `call` on link `at` in a fresh store, bounded by the link's
+    /// wall-clock limit; traps, limit hits, deadlines and oversized responses
+    /// come back as a [`Status`] naming the link and `interface.export`.
+    async fn run<T>(
+        self: &Arc<Self>,
+        at: usize,
+        export: &str,
+        size: impl FnOnce(&T) -> usize,
+        call: impl for<'a> FnOnce(
+            &'a Loaded,
+            &'a mut Store<HostState>,
+        ) -> BoxFuture<'a, wasmtime::Result<T>>,
+    ) -> Result<T, Status> {
+        let link = &self.links[at];
+        let limits = &link.settings.limits;
+        let who = link.settings.role.to_string();
+        let mut store = self.store(at);
+        let timeout = limits.call_timeout;
+        let outcome = tokio::time::timeout(timeout, call(&link.loaded, &mut store)).await;
+        self.counters.record(store.data().limiter.memory_in_use);
+        match outcome {
+            Ok(Ok(value)) => {
+                let bytes = size(&value);
+                if bytes > limits.max_response_bytes {
+                    return Err(too_large(&who, export, bytes, limits.max_response_bytes));
+                }
+                Ok(value)
+            }
+            Ok(Err(err)) => Err(failure::classify(&who, export, &err, store.data())),
+            Err(_) => Err(failure::deadline(&who, export, timeout, store.data())),
+        }
+    }
+
+    /// Calls `runtime.<export>` of a fresh instance of link `at` through `call`.
+    pub(crate) async fn call<T>(
+        self: &Arc<Self>,
+        at: usize,
+        export: &str,
+        size: impl FnOnce(&T) -> usize,
+        call: impl for<'a> FnOnce(
+            &'a rt::Guest,
+            &'a mut Store<HostState>,
+        ) -> BoxFuture<'a, wasmtime::Result<T>>
+        + Send
+        + 'static,
+    ) -> Result<T, Status> {
+        let export = format!("runtime.{export}");
+        self.run(at, &export, size, move |loaded, store| {
+            Box::pin(async move {
+                let instance = loaded.pre.instantiate_async(&mut *store).await?;
+                let guest = loaded.runtime.load(&mut *store, &instance)?;
+                call(&guest, store).await
+            })
+        })
+        .await
+    }
+
+    /// Calls `logic.<export>` of a fresh instance of link `at` (which exports
+    /// `logic`, see [`Chain::logic_link`]) through `call`.
+    pub(crate) async fn call_logic<T>(
+        self: &Arc<Self>,
+        at: usize,
+        export: &str,
+        size: impl FnOnce(&T) -> usize,
+        call: impl for<'a> FnOnce(
+            &'a l::Guest,
+            &'a mut Store<HostState>,
+        ) -> BoxFuture<'a, wasmtime::Result<T>>
+        + Send
+        + 'static,
+    ) -> Result<T, Status> {
+        let export = format!("logic.{export}");
+        self.run(at, &export, size, move |loaded, store| {
+            Box::pin(async move {
+                let indices = loaded
+                    .logic
+                    .as_ref()
+                    .ok_or_else(|| wasmtime::Error::msg("the component exports no `logic`"))?;
+                let instance = loaded.pre.instantiate_async(&mut *store).await?;
+                let guest = indices.load(&mut *store, &instance)?;
+                call(&guest, store).await
+            })
+        })
+        .await
+    }
+}

@@ -1,0 +1,504 @@
+//! Server-side defaulting: the fields kube-apiserver fills in (the `SetDefaults_*` functions of
+//! `pkg/apis/*/v1/defaults.go`, the registries' `PrepareForCreate`, the defaulting admission
+//! plugins), and the status a new object starts with (its Go type's zero value, as the API
+//! server serializes it).
+
+mod pod;
+mod service;
+
+use serde_json::{Value, json};
+
+use crate::lifecycle;
+use crate::registry::ResourceType;
+use crate::store::State;
+
+pub use pod::pod as pod_defaults;
+
+/// Sets `field` on `object` when it is absent (or null).
+fn default(object: &mut Value, field: &str, value: Value) {
+    if let Some(map) = object.as_object_mut() {
+        let slot = map.entry(field).or_insert(Value::Null);
+        if slot.is_null() {
+            *slot = value;
+        }
+    }
+}
+
+fn each_mut<'a>(value: &'a mut Value, field: &str) -> impl Iterator<Item = &'a mut Value> {
+    value
+        .get_mut(field)
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+}
+
+/// The PodSpec of a workload's `spec.template`.
+fn template(spec: &mut Value) {
+    if let Some(s) = spec.get_mut("template").and_then(|t| t.get_mut("spec")) {
+        pod::spec(s);
+    }
+}
+
+/// `rollingUpdate` defaults of a Deployment's `strategy` or a DaemonSet's `updateStrategy`.
+fn rolling_update(strategy: &mut Value, max_unavailable: Value, max_surge: Value) {
+    default(strategy, "type", json!("RollingUpdate"));
+    if strategy["type"] == "RollingUpdate" {
+        default(strategy, "rollingUpdate", json!({}));
+        let rolling = &mut strategy["rollingUpdate"];
+        default(rolling, "maxUnavailable", max_unavailable);
+        default(rolling, "maxSurge", max_surge);
+    }
+}
+
+fn deployment(spec: &mut Value) {
+    default(spec, "replicas", json!(1));
+    default(spec, "strategy", json!({}));
+    rolling_update(&mut spec["strategy"], json!("25%"), json!("25%"));
+    default(spec, "revisionHistoryLimit", json!(10));
+    default(spec, "progressDeadlineSeconds", json!(600));
+    template(spec);
+}
+
+fn daemon_set(spec: &mut Value) {
+    default(spec, "updateStrategy", json!({}));
+    rolling_update(&mut spec["updateStrategy"], json!(1), json!(0));
+    default(spec, "revisionHistoryLimit", json!(10));
+    template(spec);
+}
+
+/// A PersistentVolumeClaim's spec defaults (claims and claim templates).
+fn claim_spec(spec: &mut Value) {
+    if spec.is_object() {
+        default(spec, "volumeMode", json!("Filesystem"));
+    }
+}
+
+fn stateful_set(spec: &mut Value) {
+    default(spec, "podManagementPolicy", json!("OrderedReady"));
+    default(spec, "updateStrategy", json!({}));
+    let strategy = &mut spec["updateStrategy"];
+    if strategy["type"].is_null() {
+        strategy["type"] = json!("RollingUpdate");
+        default(strategy, "rollingUpdate", json!({}));
+    }
+    if strategy["type"] == "RollingUpdate" && strategy["rollingUpdate"].is_object() {
+        default(&mut strategy["rollingUpdate"], "partition", json!(0));
+    }
+    default(spec, "persistentVolumeClaimRetentionPolicy", json!({}));
+    let retention = &mut spec["persistentVolumeClaimRetentionPolicy"];
+    default(retention, "whenDeleted", json!("Retain"));
+    default(retention, "whenScaled", json!("Retain"));
+    default(spec, "replicas", json!(1));
+    default(spec, "revisionHistoryLimit", json!(10));
+    for claim in each_mut(spec, "volumeClaimTemplates") {
+        default(claim, "apiVersion", json!("v1"));
+        default(claim, "kind", json!("PersistentVolumeClaim"));
+        default(claim, "metadata", json!({}));
+        claim_spec(&mut claim["spec"]);
+        default(claim, "status", json!({}));
+    }
+    template(spec);
+}
+
+/// Job defaults, and on create the selector and template labels the Job registry generates
+/// from the Job's uid (unless `manualSelector`).
+fn job(object: &mut Value, created: bool) {
+    let uid = object["metadata"]["uid"].clone();
+    let name = object["metadata"]["name"].clone();
+    let template_labels = object["spec"]["template"]["metadata"]["labels"].clone();
+    if template_labels.is_object()
+        && object["metadata"]["labels"]
+            .as_object()
+            .is_none_or(|l| l.is_empty())
+    {
+        object["metadata"]["labels"] = template_labels;
+    }
+    let spec = &mut object["spec"];
+    if spec["completions"].is_null() && spec["parallelism"].is_null() {
+        spec["completions"] = json!(1);
+    }
+    default(spec, "parallelism", json!(1));
+    let backoff = if spec["backoffLimitPerIndex"].is_null() {
+        json!(6)
+    } else {
+        json!(i32::MAX)
+    };
+    default(spec, "backoffLimit", backoff);
+    default(spec, "completionMode", json!("NonIndexed"));
+    default(spec, "suspend", json!(false));
+    let replacement = if spec["podFailurePolicy"].is_null() {
+        "TerminatingOrFailed"
+    } else {
+        "Failed"
+    };
+    default(spec, "podReplacementPolicy", json!(replacement));
+    if created && spec["manualSelector"] != true {
+        spec["manualSelector"] = json!(false);
+        spec["selector"] = json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}});
+        let labels = &mut spec["template"]["metadata"]["labels"];
+        if !labels.is_object() {
+            *labels = json!({});
+        }
+        for (key, value) in [
+            ("batch.kubernetes.io/controller-uid", &uid),
+            ("batch.kubernetes.io/job-name", &name),
+            ("controller-uid", &uid),
+            ("job-name", &name),
+        ] {
+            labels[key] = value.clone();
+        }
+    }
+    template(spec);
+}
+
+fn cron_job(spec: &mut Value) {
+    default(spec, "concurrencyPolicy", json!("Allow"));
+    default(spec, "suspend", json!(false));
+    default(spec, "successfulJobsHistoryLimit", json!(3));
+    default(spec, "failedJobsHistoryLimit", json!(1));
+    default(spec, "jobTemplate", json!({}));
+    default(&mut spec["jobTemplate"], "metadata", json!({}));
+    if let Some(job) = spec.pointer_mut("/jobTemplate/spec") {
+        template(job);
+    }
+}
+
+fn network_policy(spec: &mut Value) {
+    for rule in ["ingress", "egress"] {
+        for r in each_mut(spec, rule) {
+            for port in each_mut(r, "ports") {
+                default(port, "protocol", json!("TCP"));
+            }
+        }
+    }
+    if spec["policyTypes"].as_array().is_none_or(Vec::is_empty) {
+        let egress = spec["egress"].as_array().is_some_and(|e| !e.is_empty());
+        spec["policyTypes"] = if egress {
+            json!(["Ingress", "Egress"])
+        } else {
+            json!(["Ingress"])
+        };
+    }
+}
+
+/// `scaleUp`/`scaleDown` rules of an HPA's `behavior`: the given fields over the defaults.
+fn scaling_rules(rules: &mut Value, defaults: Value) {
+    let given = rules.take();
+    *rules = defaults;
+    for field in [
+        "selectPolicy",
+        "stabilizationWindowSeconds",
+        "policies",
+        "tolerance",
+    ] {
+        if !given[field].is_null() {
+            rules[field] = given[field].clone();
+        }
+    }
+}
+
+fn horizontal_pod_autoscaler(spec: &mut Value) {
+    default(spec, "minReplicas", json!(1));
+    if spec["metrics"].as_array().is_none_or(Vec::is_empty) {
+        spec["metrics"] = json!([{"type": "Resource", "resource": {"name": "cpu",
+            "target": {"type": "Utilization", "averageUtilization": 80}}}]);
+    }
+    if let Some(behavior) = spec.get_mut("behavior").filter(|b| b.is_object()) {
+        scaling_rules(
+            &mut behavior["scaleUp"],
+            json!({"stabilizationWindowSeconds": 0, "selectPolicy": "Max", "policies": [
+                {"type": "Pods", "value": 4, "periodSeconds": 15},
+                {"type": "Percent", "value": 100, "periodSeconds": 15}]}),
+        );
+        scaling_rules(
+            &mut behavior["scaleDown"],
+            json!({"selectPolicy": "Max", "policies": [
+                {"type": "Percent", "value": 100, "periodSeconds": 15}]}),
+        );
+    }
+}
+
+/// A CRD's defaults: names, `conversion: {strategy: None}`, the webhook service port.
+fn custom_resource_definition(spec: &mut Value) {
+    let kind = spec["names"]["kind"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    if spec["names"].is_object() && !kind.is_empty() {
+        let names = &mut spec["names"];
+        default(names, "singular", json!(kind.to_lowercase()));
+        default(names, "listKind", json!(format!("{kind}List")));
+    }
+    default(spec, "conversion", json!({"strategy": "None"}));
+    if let Some(service) = spec.pointer_mut("/conversion/webhook/clientConfig/service") {
+        default(service, "port", json!(443));
+    }
+}
+
+/// The name of the StorageClass marked default, as the DefaultStorageClass admission plugin
+/// finds it (the newest when several are).
+fn default_storage_class(state: &State) -> Option<String> {
+    state
+        .list("storage.k8s.io", "storageclasses", None)
+        .into_iter()
+        .filter(|(_, sc)| {
+            sc["metadata"]["annotations"]["storageclass.kubernetes.io/is-default-class"] == "true"
+        })
+        .max_by_key(|(_, sc)| {
+            sc["metadata"]["creationTimestamp"]
+                .as_str()
+                .map(str::to_string)
+        })
+        .and_then(|(_, sc)| sc["metadata"]["name"].as_str().map(str::to_string))
+}
+
+/// The status a new object of `kind` starts with: its Go status type's zero value as it
+/// serializes (fields without `omitempty` show as zeros).
+fn initial_status(kind: &str) -> Option<Value> {
+    Some(match kind {
+        "Deployment" | "Job" | "CronJob" => json!({}),
+        "StatefulSet" => json!({"replicas": 0, "availableReplicas": 0}),
+        "ReplicaSet" => json!({"replicas": 0}),
+        "DaemonSet" => json!({"currentNumberScheduled": 0, "numberMisscheduled": 0,
+            "desiredNumberScheduled": 0, "numberReady": 0}),
+        "Ingress" => json!({"loadBalancer": {}}),
+        "PersistentVolumeClaim" | "PersistentVolume" => json!({"phase": "Pending"}),
+        "Namespace" => json!({"phase": "Active"}),
+        "PodDisruptionBudget" => json!({"disruptionsAllowed": 0, "currentHealthy": 0,
+            "desiredHealthy": 0, "expectedPods": 0}),
+        "HorizontalPodAutoscaler" => json!({"desiredReplicas": 0}),
+        _ => return None,
+    })
+}
+
+/// Fills server defaults into `object` of type `rt` (`live` is the current object for
+/// updates; `state` is read for what admission looks up, such as the default StorageClass).
+pub fn apply(rt: &ResourceType, object: &mut Value, live: Option<&Value>, state: &State) {
+    if rt.custom {
+        return;
+    }
+    let created = live.is_none();
+    if created && let Some(status) = initial_status(&rt.kind) {
+        object["status"] = status;
+    }
+    match rt.kind.as_str() {
+        "Namespace" => {
+            if let Some(name) = object["metadata"]["name"].as_str().map(str::to_string) {
+                if !object["metadata"]["labels"].is_object() {
+                    object["metadata"]["labels"] = json!({});
+                }
+                object["metadata"]["labels"]["kubernetes.io/metadata.name"] = json!(name);
+            }
+            default(object, "spec", json!({}));
+            if created {
+                object["spec"]["finalizers"] = json!(["kubernetes"]);
+            }
+        }
+        "Secret" => default(object, "type", json!("Opaque")),
+        "Pod" => pod::pod(object, created),
+        "Service" => {
+            service::service(object, live);
+            if created {
+                service::initial_status(object);
+            }
+        }
+        "Job" if object["spec"].is_object() => job(object, created),
+        "CustomResourceDefinition" if created => {
+            if let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) {
+                custom_resource_definition(spec);
+            }
+            let storage: Vec<Value> = object["spec"]["versions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|v| v["storage"] == true)
+                .map(|v| v["name"].clone())
+                .collect();
+            object["status"] = json!({"acceptedNames": {"kind": "", "plural": ""},
+                "storedVersions": storage});
+        }
+        "CustomResourceDefinition" => {
+            if let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) {
+                custom_resource_definition(spec);
+            }
+        }
+        "PersistentVolumeClaim" => {
+            if created {
+                lifecycle::add_finalizer(object, lifecycle::PVC_PROTECTION);
+            }
+            let class = created.then(|| default_storage_class(state)).flatten();
+            if let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) {
+                claim_spec(spec);
+                if let Some(class) = class
+                    && spec.get("storageClassName").is_none_or(Value::is_null)
+                {
+                    spec["storageClassName"] = json!(class);
+                }
+            }
+        }
+        "PersistentVolume" => {
+            if created {
+                lifecycle::add_finalizer(object, lifecycle::PV_PROTECTION);
+            }
+            if let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) {
+                default(spec, "persistentVolumeReclaimPolicy", json!("Retain"));
+                default(spec, "volumeMode", json!("Filesystem"));
+            }
+        }
+        "StorageClass" => {
+            default(object, "reclaimPolicy", json!("Delete"));
+            default(object, "volumeBindingMode", json!("Immediate"));
+        }
+        "IngressClass" => {
+            if let Some(parameters) = object.pointer_mut("/spec/parameters")
+                && parameters.is_object()
+            {
+                default(parameters, "scope", json!("Cluster"));
+            }
+        }
+        kind => {
+            let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) else {
+                return;
+            };
+            match kind {
+                "Deployment" => deployment(spec),
+                "StatefulSet" => stateful_set(spec),
+                "DaemonSet" => daemon_set(spec),
+                "ReplicaSet" => {
+                    default(spec, "replicas", json!(1));
+                    template(spec);
+                }
+                "CronJob" => cron_job(spec),
+                "NetworkPolicy" => network_policy(spec),
+                "HorizontalPodAutoscaler" => horizontal_pod_autoscaler(spec),
+                _ => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::builtins;
+    use crate::store::Store;
+
+    fn rt(kind: &str) -> ResourceType {
+        builtins().into_iter().find(|t| t.kind == kind).unwrap()
+    }
+
+    fn defaulted(kind: &str, mut object: Value) -> Value {
+        let store = Store::new(10);
+        apply(&rt(kind), &mut object, None, &store.lock());
+        object
+    }
+
+    #[test]
+    fn deployment_defaults() {
+        let d = defaulted(
+            "Deployment",
+            json!({"metadata": {}, "spec": {"template": {"spec": {"containers": [
+            {"name": "a", "image": "nginx:1.25", "ports": [{"containerPort": 80}],
+             "livenessProbe": {"tcpSocket": {"port": 80}}}, {"name": "b", "image": "busybox"}]}}}}),
+        );
+        assert_eq!(
+            d["spec"]["strategy"],
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}})
+        );
+        assert_eq!(d["spec"]["revisionHistoryLimit"], 10);
+        assert_eq!(d["spec"]["progressDeadlineSeconds"], 600);
+        assert_eq!(d["status"], json!({}));
+        let pod = &d["spec"]["template"]["spec"];
+        assert_eq!(pod["dnsPolicy"], "ClusterFirst");
+        assert_eq!(pod["securityContext"], json!({}));
+        assert!(pod["enableServiceLinks"].is_null(), "a template is no Pod");
+        let c = &pod["containers"];
+        assert_eq!(c[0]["imagePullPolicy"], "IfNotPresent");
+        assert_eq!(c[1]["imagePullPolicy"], "Always");
+        assert_eq!(c[0]["terminationMessagePath"], "/dev/termination-log");
+        assert_eq!(c[0]["ports"][0]["protocol"], "TCP");
+        assert_eq!(c[0]["livenessProbe"]["timeoutSeconds"], 1);
+        let recreate = defaulted(
+            "Deployment",
+            json!({"spec": {"strategy": {"type": "Recreate"}}}),
+        );
+        assert_eq!(recreate["spec"]["strategy"], json!({"type": "Recreate"}));
+    }
+
+    #[test]
+    fn stateful_set_claim_templates_are_full_claims() {
+        let s = defaulted(
+            "StatefulSet",
+            json!({"spec": {"volumeClaimTemplates": [{"metadata": {"name": "data"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]}}),
+        );
+        let claim = &s["spec"]["volumeClaimTemplates"][0];
+        assert_eq!(claim["apiVersion"], "v1");
+        assert_eq!(claim["kind"], "PersistentVolumeClaim");
+        assert_eq!(claim["spec"]["volumeMode"], "Filesystem");
+        assert_eq!(claim["status"], json!({}));
+        assert_eq!(
+            s["spec"]["updateStrategy"],
+            json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}})
+        );
+        assert_eq!(s["status"], json!({"replicas": 0, "availableReplicas": 0}));
+    }
+
+    #[test]
+    fn jobs_get_a_generated_selector_and_network_policies_their_types() {
+        let j = defaulted(
+            "Job",
+            json!({"metadata": {"name": "pi", "uid": "u1"},
+            "spec": {"parallelism": 2, "template": {"spec": {"containers": [{"name": "a"}]}}}}),
+        );
+        assert!(j["spec"]["completions"].is_null());
+        assert_eq!(
+            j["spec"]["selector"]["matchLabels"]["batch.kubernetes.io/controller-uid"],
+            "u1"
+        );
+        assert_eq!(
+            j["spec"]["template"]["metadata"]["labels"]["job-name"],
+            "pi"
+        );
+        assert_eq!(j["spec"]["backoffLimit"], 6);
+        let np = defaulted(
+            "NetworkPolicy",
+            json!({"spec": {"podSelector": {},
+            "egress": [{"ports": [{"port": 53}]}]}}),
+        );
+        assert_eq!(np["spec"]["policyTypes"], json!(["Ingress", "Egress"]));
+        assert_eq!(np["spec"]["egress"][0]["ports"][0]["protocol"], "TCP");
+    }
+
+    #[test]
+    fn namespaces_crds_and_autoscalers() {
+        let ns = defaulted("Namespace", json!({"metadata": {"name": "shop"}}));
+        assert_eq!(
+            ns["metadata"]["labels"]["kubernetes.io/metadata.name"],
+            "shop"
+        );
+        assert_eq!(ns["spec"]["finalizers"], json!(["kubernetes"]));
+        let crd = defaulted(
+            "CustomResourceDefinition",
+            json!({"spec": {"names": {"kind": "Widget", "plural": "widgets"},
+            "versions": [{"name": "v1", "storage": true}]}}),
+        );
+        assert_eq!(crd["spec"]["conversion"], json!({"strategy": "None"}));
+        assert_eq!(crd["spec"]["names"]["listKind"], "WidgetList");
+        assert_eq!(crd["status"]["storedVersions"], json!(["v1"]));
+        let hpa = defaulted(
+            "HorizontalPodAutoscaler",
+            json!({"spec": {"maxReplicas": 3, "behavior": {}}}),
+        );
+        assert_eq!(hpa["spec"]["minReplicas"], 1);
+        assert_eq!(
+            hpa["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"],
+            80
+        );
+        assert_eq!(
+            hpa["spec"]["behavior"]["scaleUp"]["policies"][0]["value"],
+            4
+        );
+        assert_eq!(hpa["spec"]["behavior"]["scaleDown"]["selectPolicy"], "Max");
+    }
+}
