@@ -187,6 +187,32 @@ pub static OBJECT_META: Builtin = Builtin {
     schema_name: ObjectMeta::schema_name,
 };
 
+/// A built-in resource served at one group/version, as its k8s-openapi type names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuiltinResource {
+    /// API group ("" for core).
+    pub group: &'static str,
+    /// API version (`v1`, `v1beta2`).
+    pub version: &'static str,
+    /// Kind (`Deployment`).
+    pub kind: &'static str,
+    /// Plural resource name used in paths (`deployments`).
+    pub plural: &'static str,
+    /// Whether objects live in a namespace.
+    pub namespaced: bool,
+}
+
+/// Every built-in resource the cluster serves (k8s-openapi's `v1_33` set), in discovery order.
+pub fn builtin_resources() -> impl Iterator<Item = BuiltinResource> {
+    BUILTINS.iter().map(|b| BuiltinResource {
+        group: b.group,
+        version: b.version,
+        kind: b.kind,
+        plural: b.plural,
+        namespaced: b.namespaced,
+    })
+}
+
 /// The built-in kind `kind` at `group`/`version`.
 pub fn find(group: &str, version: &str, kind: &str) -> Option<&'static Builtin> {
     BUILTINS
