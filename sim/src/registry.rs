@@ -176,12 +176,14 @@ pub const FACTS: &[Facts] = &[
         "admissionregistration.k8s.io",
         "mutatingwebhookconfigurations",
     )
-    .api_extensions(),
+    .api_extensions()
+    .generation(true),
     facts(
         "admissionregistration.k8s.io",
         "validatingwebhookconfigurations",
     )
-    .api_extensions(),
+    .api_extensions()
+    .generation(true),
     facts(
         "admissionregistration.k8s.io",
         "validatingadmissionpolicies",
@@ -335,6 +337,13 @@ mod tests {
             ("", "ConfigMap", false, false, false),
             ("rbac.authorization.k8s.io", "Role", false, false, false),
             ("discovery.k8s.io", "EndpointSlice", false, false, true),
+            (
+                "admissionregistration.k8s.io",
+                "ValidatingWebhookConfiguration",
+                false,
+                false,
+                true,
+            ),
         ] {
             let t = builtin(group, kind);
             assert_eq!(

@@ -562,7 +562,7 @@ fn commit(
     validation::check(rt, live, &object)?;
     if let Some(live) = live
         && rt.tracks_generation()
-        && validation::spec_changed(rt, live, &object)
+        && validation::spec_changed(live, &object)
     {
         let generation = live["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
         object["metadata"]["generation"] = json!(generation);

@@ -111,22 +111,21 @@ pub fn check(rt: &ResourceType, live: Option<&Value>, object: &Value) -> Result<
     }
 }
 
-/// Whether a write changes what `metadata.generation` tracks: `spec` for built-ins, everything
-/// but `metadata` and `status` for custom resources.
-pub fn spec_changed(rt: &ResourceType, live: &Value, object: &Value) -> bool {
-    if rt.custom {
-        let strip = |v: &Value| {
-            let mut v = v.clone();
-            if let Some(m) = v.as_object_mut() {
-                m.remove("metadata");
-                m.remove("status");
+/// Whether a write changes what `metadata.generation` tracks: everything but `metadata` and
+/// `status`.
+pub fn spec_changed(live: &Value, object: &Value) -> bool {
+    // What the registries compare: the object without its metadata and status (a `spec`, or
+    // the `webhooks` of a webhook configuration, or a custom resource's other fields).
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(m) = v.as_object_mut() {
+            for field in ["apiVersion", "kind", "metadata", "status"] {
+                m.remove(field);
             }
-            v
-        };
-        strip(live) != strip(object)
-    } else {
-        live.get("spec") != object.get("spec")
-    }
+        }
+        v
+    };
+    strip(live) != strip(object)
 }
 
 #[cfg(test)]
