@@ -211,12 +211,13 @@ Preview of stack 'default' (state: .krt/state/default.json):
       -  GREETING: welcome to the shop
       +  GREETING: welcome back
   ~ update    v1:Secret:shop:db-credentials
-      @@ -5,4 +5,4 @@
+      @@ -4,5 +4,5 @@
+         name: db-credentials
          namespace: shop
-       type: Opaque
        data:
       -  password: \"*** (before)\"
       +  password: \"*** (after)\"
+       type: Opaque
   ~ update    apps/v1:Deployment:shop:web
       @@ -6,7 +6,7 @@
          annotations:
