@@ -30,7 +30,7 @@ enum Route {
     Resources(String, String),
     OpenApiV2,
     OpenApi(Vec<String>),
-    Object(Target),
+    Object(Box<Target>),
 }
 
 fn not_found() -> ApiError {
@@ -88,7 +88,7 @@ fn parse(store: &Store, path: &str) -> Result<Route, ApiError> {
     if rest.len() > 3 || !served {
         return Err(not_found());
     }
-    Ok(Route::Object(target))
+    Ok(Route::Object(Box::new(target)))
 }
 
 /// The verb of a request on a resource (`list`, `deletecollection`, ...).
@@ -214,18 +214,22 @@ fn route(store: &Store, address: &str, request: &Request) -> Result<Response, Ap
 
 /// Starts the watch `request` asks for on `store` (a `GET` of a collection; `watch=1` is
 /// implied).
-pub(crate) fn watch(store: &Arc<Store>, request: &Request) -> Result<Watch, Response> {
+pub(crate) fn watch(store: &Arc<Store>, request: &Request) -> Result<Watch, Box<Response>> {
+    start_watch(store, request).map_err(|e| Box::new(e.into()))
+}
+
+fn start_watch(store: &Arc<Store>, request: &Request) -> Result<Watch, ApiError> {
     let target = match parse(store, &request.path)? {
         Route::Object(target) if target.name.is_none() && request.method == "GET" => target,
-        _ => return Err(not_found().into()),
+        _ => return Err(not_found()),
     };
     let filter = read::filter(&request.params)?;
-    Ok(Watch::start(
+    Watch::start(
         store,
         &target.rt,
         target.namespace.as_deref(),
         filter,
         &request.params,
         table::wanted(&request.accept),
-    )?)
+    )
 }
