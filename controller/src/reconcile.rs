@@ -638,11 +638,16 @@ async fn cleanup(stack: &Stack, ctx: &Context, entered: &Entered) -> Result<Acti
         default_namespace: Some(namespace.to_owned()),
         ..DeleteRequest::default()
     };
+    // Each deletion is waited for (within the Stack's timeout) before what it
+    // depends on is deleted; one still held by finalizers then fails the cleanup,
+    // which is retried, and the Stack's finalizer stays.
+    let wait = durations(stack).map_or(MAX_TIMEOUT, |(_, timeout)| timeout);
     let reports = krt_stack::destroy(
         &runtime,
         &graph,
         &recorder,
         &request,
+        Some(wait),
         ctx.resource_concurrency,
         &TracingSink,
     )

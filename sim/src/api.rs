@@ -17,5 +17,6 @@
 //! ```
 
 pub use crate::cluster::Cluster;
+pub use crate::kinds::{BuiltinResource, builtin_resources};
 pub use crate::request::{Params, Request, Response};
 pub use crate::watch::Watch;

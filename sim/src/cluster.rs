@@ -46,7 +46,7 @@ impl Cluster {
     /// # Errors
     /// The error response (404 for an unknown resource, 410 Gone for a too-old
     /// `resourceVersion`, 400 for a bad selector).
-    pub fn watch(&self, request: &Request) -> Result<Watch, Response> {
+    pub fn watch(&self, request: &Request) -> Result<Watch, Box<Response>> {
         routes::watch(&self.store, request)
     }
 

@@ -369,7 +369,7 @@ impl guest::Cluster for GuestCluster {
         if options.allow_bookmarks {
             request = request.query("allowWatchBookmarks", "true");
         }
-        let watch = self.cluster.watch(&request).map_err(api_error)?;
+        let watch = self.cluster.watch(&request).map_err(|e| api_error(*e))?;
         let ends = watch
             .timeout_seconds()
             .map(|s| Instant::now() + Duration::from_secs(s));

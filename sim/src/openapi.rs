@@ -1,40 +1,65 @@
-//! OpenAPI v3 documents (`/openapi/v3` and `/openapi/v3/{api/v1,apis/GROUP/VERSION}`): the paths
-//! of every served resource with the operations and query parameters a client checks for, such
-//! as `fieldValidation` on PATCH (kubectl's validation then relies on the server). No schemas:
-//! clients that look for one fall back to their compiled-in types.
+//! OpenAPI documents: v3 (`/openapi/v3` and `/openapi/v3/{api/v1,apis/GROUP/VERSION}`) and v2
+//! (`/openapi/v2`, JSON), as kubectl reads them for `explain` and for finding that the server
+//! validates fields itself (`fieldValidation` on PATCH).
+//!
+//! Each document has the paths of its resources with their operations and query parameters, and
+//! the schemas of their kinds: a built-in kind's from its k8s-openapi type (descriptions
+//! included), under its OpenAPI definition name and with the `x-kubernetes-group-version-kind`
+//! extension clients look kinds up by, with every schema it refers to; a custom resource's from
+//! its CRD's `openAPIV3Schema`.
 
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{Map, Value, json};
 
+use crate::kinds::{self, BUILTINS};
 use crate::registry::ResourceType;
-use crate::store::State;
+use crate::store::{Key, State};
 
 /// The query parameters of a write, as kube-apiserver declares them.
 const WRITE_PARAMS: &[&str] = &["dryRun", "fieldManager", "fieldValidation", "pretty"];
 
-fn parameters(names: &[&str]) -> Value {
+/// The two OpenAPI versions served.
+#[derive(Clone, Copy, PartialEq)]
+enum Version {
+    V2,
+    V3,
+}
+
+fn parameters(names: &[&str], version: Version) -> Value {
     Value::Array(
         names
             .iter()
-            .map(|n| json!({"name": n, "in": "query", "schema": {"type": "string", "uniqueItems": true}}))
+            .map(|n| match version {
+                Version::V3 => json!({"name": n, "in": "query", "schema": {"type": "string", "uniqueItems": true}}),
+                Version::V2 => json!({"name": n, "in": "query", "type": "string", "uniqueItems": true}),
+            })
             .collect(),
     )
 }
 
-fn operation(t: &ResourceType, action: &str, id: &str, params: &[&str]) -> Value {
+fn operation(
+    gvk: (&str, &str, &str),
+    action: &str,
+    id: &str,
+    params: &[&str],
+    version: Version,
+) -> Value {
+    let (group, v, kind) = gvk;
     json!({
         "operationId": id,
         "x-kubernetes-action": action,
-        "x-kubernetes-group-version-kind": {"group": t.group, "version": t.version, "kind": t.kind},
-        "parameters": parameters(params),
+        "x-kubernetes-group-version-kind": {"group": group, "version": v, "kind": kind},
+        "parameters": parameters(params, version),
         "responses": {"200": {"description": "OK"}},
     })
 }
 
 /// The paths of one resource type.
-fn paths(t: &ResourceType, out: &mut Map<String, Value>) {
+fn paths(t: &ResourceType, version: Version, out: &mut Map<String, Value>) {
     let prefix = if t.group.is_empty() {
         format!("/api/{}", t.version)
     } else {
@@ -45,6 +70,9 @@ fn paths(t: &ResourceType, out: &mut Map<String, Value>) {
     } else {
         ""
     };
+    let gvk = (t.group.as_str(), t.version.as_str(), t.kind.as_str());
+    let op =
+        |gvk, action, id: String, params: &[&str]| operation(gvk, action, &id, params, version);
     let id = |verb: &str| format!("{verb}{}", t.kind);
     let collection = format!("{prefix}{scope}/{}", t.plural);
     let mut patch_params = WRITE_PARAMS.to_vec();
@@ -52,30 +80,47 @@ fn paths(t: &ResourceType, out: &mut Map<String, Value>) {
     out.insert(
         collection.clone(),
         json!({
-            "get": operation(t, "list", &id("list"), &["labelSelector", "fieldSelector", "limit", "continue", "resourceVersion", "timeoutSeconds", "watch", "allowWatchBookmarks"]),
-            "post": operation(t, "post", &id("create"), WRITE_PARAMS),
-            "delete": operation(t, "deletecollection", &id("deleteCollection"), &["labelSelector", "fieldSelector", "dryRun", "propagationPolicy"]),
+            "get": op(gvk, "list", id("list"), &["labelSelector", "fieldSelector", "limit", "continue", "resourceVersion", "timeoutSeconds", "watch", "allowWatchBookmarks"]),
+            "post": op(gvk, "post", id("create"), WRITE_PARAMS),
+            "delete": op(gvk, "deletecollection", id("deleteCollection"), &["labelSelector", "fieldSelector", "dryRun", "propagationPolicy"]),
         }),
     );
     out.insert(
         format!("{collection}/{{name}}"),
         json!({
-            "get": operation(t, "get", &id("read"), &["pretty"]),
-            "put": operation(t, "put", &id("replace"), WRITE_PARAMS),
-            "patch": operation(t, "patch", &id("patch"), &patch_params),
-            "delete": operation(t, "delete", &id("delete"), &["dryRun", "gracePeriodSeconds", "propagationPolicy"]),
+            "get": op(gvk, "get", id("read"), &["pretty"]),
+            "put": op(gvk, "put", id("replace"), WRITE_PARAMS),
+            "patch": op(gvk, "patch", id("patch"), &patch_params),
+            "delete": op(gvk, "delete", id("delete"), &["dryRun", "gracePeriodSeconds", "propagationPolicy"]),
         }),
     );
-    if t.status_subresource {
+    for (sub, gvk) in [
+        ("status", t.status_subresource.then_some(gvk)),
+        (
+            "scale",
+            t.scale_subresource
+                .then_some(("autoscaling", "v1", "Scale")),
+        ),
+    ] {
+        let Some(gvk) = gvk else { continue };
+        let sub_id = |verb: &str| format!("{verb}{}{}", t.kind, capitalized(sub));
         out.insert(
-            format!("{collection}/{{name}}/status"),
+            format!("{collection}/{{name}}/{sub}"),
             json!({
-                "get": operation(t, "get", &id("readStatus"), &["pretty"]),
-                "put": operation(t, "put", &id("replaceStatus"), WRITE_PARAMS),
-                "patch": operation(t, "patch", &id("patchStatus"), &patch_params),
+                "get": op(gvk, "get", sub_id("read"), &["pretty"]),
+                "put": op(gvk, "put", sub_id("replace"), WRITE_PARAMS),
+                "patch": op(gvk, "patch", sub_id("patch"), &patch_params),
             }),
         );
     }
+}
+
+fn capitalized(s: &str) -> String {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
+        .unwrap_or_default()
 }
 
 /// `api/v1` or `apis/GROUP/VERSION` for a type.
@@ -87,25 +132,136 @@ fn root_of(t: &ResourceType) -> String {
     }
 }
 
-fn hash(doc: &Value) -> String {
+fn generator(version: Version) -> SchemaGenerator {
+    match version {
+        Version::V2 => SchemaSettings::draft07().with(|s| s.meta_schema = None),
+        Version::V3 => SchemaSettings::openapi3().with(|s| s.meta_schema = None),
+    }
+    .into_generator()
+}
+
+/// The schemas of the built-in kinds `roots` selects (every one for `None`), with what they
+/// refer to and each kind's `x-kubernetes-group-version-kind`.
+fn builtin_schemas(roots: Option<&str>, version: Version) -> Map<String, Value> {
+    let mut generator = generator(version);
+    let chosen: Vec<_> = BUILTINS
+        .iter()
+        .filter(|b| {
+            roots.is_none_or(|root| {
+                let own = if b.group.is_empty() {
+                    format!("api/{}", b.version)
+                } else {
+                    format!("apis/{}/{}", b.group, b.version)
+                };
+                own == root
+            })
+        })
+        .collect();
+    // `Scale` is served by the workloads' `scale` subresources; its schema is autoscaling/v1's.
+    let scale = roots.is_none_or(|r| r == "apis/autoscaling/v1");
+    for b in &chosen {
+        (b.define)(&mut generator);
+    }
+    if scale {
+        (kinds::SCALE.define)(&mut generator);
+    }
+    let mut definitions = generator.take_definitions(true);
+    let tagged = chosen.iter().copied().chain(scale.then_some(&kinds::SCALE));
+    for b in tagged {
+        if let Some(schema) = definitions.get_mut((b.schema_name)().as_ref()) {
+            schema["x-kubernetes-group-version-kind"] =
+                json!([{"group": b.group, "version": b.version, "kind": b.kind}]);
+        }
+    }
+    definitions
+}
+
+/// The built-in schemas of every kind (v2), generated once.
+fn cached_v2() -> Map<String, Value> {
+    static V2: OnceLock<Map<String, Value>> = OnceLock::new();
+    V2.get_or_init(|| builtin_schemas(None, Version::V2))
+        .clone()
+}
+
+/// The built-in schemas of one v3 document root and their hash, generated once.
+fn cached_v3(root: &str) -> (Arc<Map<String, Value>>, u64) {
+    type Cache = BTreeMap<String, (Arc<Map<String, Value>>, u64)>;
+    static V3: OnceLock<Mutex<Cache>> = OnceLock::new();
+    let mut cache = V3
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    cache
+        .entry(root.to_string())
+        .or_insert_with(|| {
+            let schemas = builtin_schemas(Some(root), Version::V3);
+            let hash = hash_of(&Value::Object(schemas.clone()));
+            (Arc::new(schemas), hash)
+        })
+        .clone()
+}
+
+/// The definition name kube gives a custom resource's schema (`com.example.v1.Widget`).
+fn custom_definition_name(t: &ResourceType) -> String {
+    let reversed: Vec<&str> = t.group.split('.').rev().collect();
+    format!("{}.{}.{}", reversed.join("."), t.version, t.kind)
+}
+
+/// A custom resource's schema from its CRD, with its group-version-kind.
+fn custom_schema(state: &State, t: &ResourceType) -> Option<Value> {
+    let key = Key {
+        group: "apiextensions.k8s.io".into(),
+        resource: "customresourcedefinitions".into(),
+        namespace: String::new(),
+        name: format!("{}.{}", t.plural, t.group),
+    };
+    let crd = state.get(&key)?;
+    let version = crd["spec"]["versions"]
+        .as_array()?
+        .iter()
+        .find(|v| v["name"] == t.version.as_str())?;
+    let mut schema = version["schema"]["openAPIV3Schema"].clone();
+    if !schema.is_object() {
+        return None;
+    }
+    schema["x-kubernetes-group-version-kind"] =
+        json!([{"group": t.group, "version": t.version, "kind": t.kind}]);
+    Some(schema)
+}
+
+fn hash_of(value: &Value) -> u64 {
     let mut h = DefaultHasher::new();
-    doc.to_string().hash(&mut h);
-    format!("{:016X}", h.finish())
+    value.to_string().hash(&mut h);
+    h.finish()
+}
+
+/// The paths and custom resource schemas of a v3 document root.
+fn served_parts(state: &State, root: &str) -> (Map<String, Value>, Map<String, Value>) {
+    let mut paths_out = Map::new();
+    let mut custom = Map::new();
+    for t in state.resource_types().filter(|t| root_of(t) == root) {
+        paths(t, Version::V3, &mut paths_out);
+        if let Some(schema) = t.custom.then(|| custom_schema(state, t)).flatten() {
+            custom.insert(custom_definition_name(t), schema);
+        }
+    }
+    (paths_out, custom)
 }
 
 fn document(state: &State, root: &str) -> Option<Value> {
-    let mut out = Map::new();
-    for t in state.resource_types().filter(|t| root_of(t) == root) {
-        paths(t, &mut out);
+    let (paths, custom) = served_parts(state, root);
+    if paths.is_empty() {
+        return None;
     }
-    (!out.is_empty()).then(|| {
-        json!({
-            "openapi": "3.0.0",
-            "info": {"title": "Kubernetes", "version": "v1.33.0-krt-sim"},
-            "paths": out,
-            "components": {"schemas": {}},
-        })
-    })
+    let (builtin, _) = cached_v3(root);
+    let mut schemas = Map::clone(&builtin);
+    schemas.extend(custom);
+    Some(json!({
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": "v1.33.0-krt-sim"},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    }))
 }
 
 /// `/openapi/v3`: the document of every served group/version, with a content hash.
@@ -113,10 +269,19 @@ pub fn index(state: &State) -> Value {
     let roots: BTreeMap<String, ()> = state.resource_types().map(|t| (root_of(t), ())).collect();
     let paths: Map<String, Value> = roots
         .into_keys()
-        .filter_map(|root| {
-            let doc = document(state, &root)?;
-            let url = format!("/openapi/v3/{root}?hash={}", hash(&doc));
-            Some((root, json!({"serverRelativeURL": url})))
+        .map(|root| {
+            // The document is made of the root's types, their CRDs' schemas and the built-in
+            // schemas: hash those rather than the document.
+            let mut h = DefaultHasher::new();
+            cached_v3(&root).1.hash(&mut h);
+            for t in state.resource_types().filter(|t| root_of(t) == root) {
+                format!("{t:?}").hash(&mut h);
+                if let Some(schema) = t.custom.then(|| custom_schema(state, t)).flatten() {
+                    schema.to_string().hash(&mut h);
+                }
+            }
+            let url = format!("/openapi/v3/{root}?hash={:016X}", h.finish());
+            (root, json!({"serverRelativeURL": url}))
         })
         .collect();
     json!({ "paths": paths })
@@ -128,13 +293,31 @@ pub fn group_version(state: &State, prefix: &str, rest: &str) -> Option<Value> {
     document(state, &format!("{prefix}/{rest}"))
 }
 
+/// `/openapi/v2`: one Swagger 2.0 document of every served resource.
+pub fn v2(state: &State) -> Value {
+    let mut out = Map::new();
+    let mut definitions = cached_v2();
+    for t in state.resource_types() {
+        paths(t, Version::V2, &mut out);
+        if let Some(schema) = t.custom.then(|| custom_schema(state, t)).flatten() {
+            definitions.insert(custom_definition_name(t), schema);
+        }
+    }
+    json!({
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": "v1.33.0-krt-sim"},
+        "paths": out,
+        "definitions": definitions,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::store::Store;
 
     #[test]
-    fn patch_operations_declare_field_validation_for_their_kind() {
+    fn documents_carry_paths_and_schemas_of_their_kinds() {
         let store = Store::new(10);
         let state = store.lock();
         let index = index(&state);
@@ -156,7 +339,36 @@ mod tests {
                 .iter()
                 .any(|p| p["name"] == "fieldValidation")
         );
+        let schemas = &doc["components"]["schemas"];
+        let deployment = &schemas["io.k8s.api.apps.v1.Deployment"];
+        assert_eq!(
+            deployment["x-kubernetes-group-version-kind"],
+            json!([{"group": "apps", "version": "v1", "kind": "Deployment"}])
+        );
+        let replicas = &schemas["io.k8s.api.apps.v1.DeploymentSpec"]["properties"]["replicas"];
+        assert_eq!(
+            (&replicas["type"], &replicas["format"]),
+            (&json!("integer"), &json!("int32"))
+        );
+        assert!(schemas["io.k8s.api.core.v1.PodSpec"].is_object());
+        assert!(
+            doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale"]["put"]
+                .is_object()
+        );
         assert!(group_version(&state, "apis", "nope/v1").is_none());
         assert!(doc["paths"]["/apis/apps/v1/deployments/{name}"].is_null());
+        let v2 = v2(&state);
+        let policy = &v2["definitions"]["io.k8s.api.networking.v1.NetworkPolicy"];
+        assert_eq!(
+            policy["x-kubernetes-group-version-kind"][0]["kind"],
+            "NetworkPolicy"
+        );
+        let spec = &policy["properties"]["spec"];
+        assert!(
+            spec["allOf"][0]["$ref"]
+                .as_str()
+                .unwrap()
+                .starts_with("#/definitions/")
+        );
     }
 }

@@ -1,6 +1,17 @@
-//! The kinds the simulator serves: the built-in table plus kinds made served by CRDs.
+//! The kinds the simulator serves: every built-in kind of [`crate::kinds`], plus the kinds CRDs
+//! make served.
+//!
+//! A built-in kind's subresources are read off its type: `status` when it has a `status` field,
+//! `scale` when it has `spec.replicas`, `spec.selector` and `status.replicas` (deployments,
+//! replica sets, stateful sets and replication controllers, as kube-apiserver serves them).
+//! What k8s-openapi does not carry is in [`FACTS`].
 
-use serde_json::Value;
+use std::sync::OnceLock;
+
+use serde_json::{Value, json};
+
+use crate::decode;
+use crate::kinds::{BUILTINS, Builtin};
 
 /// One served REST resource (a kind at one group/version).
 #[derive(Debug, Clone, PartialEq)]
@@ -19,10 +30,16 @@ pub struct ResourceType {
     pub namespaced: bool,
     /// kubectl short names.
     pub short_names: Vec<String>,
+    /// Discovery categories (`all`).
+    pub categories: Vec<String>,
+    /// The verbs served on the resource (`get`, `list`, ...).
+    pub verbs: Vec<String>,
     /// Whether a `status` subresource exists (main-resource writes then ignore `status`).
     pub status_subresource: bool,
     /// Whether a `scale` subresource exists.
     pub scale_subresource: bool,
+    /// Whether writes maintain `metadata.generation`.
+    pub generation: bool,
     /// Whether the object is a custom resource (JSON merge only, atomic lists).
     pub custom: bool,
 }
@@ -40,273 +57,193 @@ impl ResourceType {
     /// Whether writes maintain `metadata.generation`: custom resources, and the built-in kinds
     /// whose registry sets it (those with a spec a controller reports observing).
     pub fn tracks_generation(&self) -> bool {
-        self.custom
-            || matches!(
-                self.kind.as_str(),
-                "Deployment"
-                    | "ReplicaSet"
-                    | "StatefulSet"
-                    | "DaemonSet"
-                    | "Job"
-                    | "CronJob"
-                    | "Pod"
-                    | "Ingress"
-                    | "IngressClass"
-                    | "NetworkPolicy"
-                    | "PodDisruptionBudget"
-                    | "HorizontalPodAutoscaler"
-                    | "EndpointSlice"
-                    | "CustomResourceDefinition"
-            )
+        self.generation
     }
 }
 
-struct Builtin {
-    group: &'static str,
-    version: &'static str,
-    kind: &'static str,
-    plural: &'static str,
-    namespaced: bool,
-    short_names: &'static [&'static str],
-    status: bool,
-    scale: bool,
-}
-
-const BUILTINS: &[Builtin] = &[
-    b("", "Namespace", "namespaces", false, &["ns"], true, false),
-    b("", "ConfigMap", "configmaps", true, &["cm"], false, false),
-    b("", "Secret", "secrets", true, &[], false, false),
-    b("", "Service", "services", true, &["svc"], true, false),
-    b(
-        "",
-        "ServiceAccount",
-        "serviceaccounts",
-        true,
-        &["sa"],
-        false,
-        false,
-    ),
-    b("", "Pod", "pods", true, &["po"], true, false),
-    b(
-        "",
-        "PersistentVolumeClaim",
-        "persistentvolumeclaims",
-        true,
-        &["pvc"],
-        true,
-        false,
-    ),
-    b("", "Event", "events", true, &["ev"], false, false),
-    b(
-        "apps",
-        "Deployment",
-        "deployments",
-        true,
-        &["deploy"],
-        true,
-        true,
-    ),
-    b(
-        "apps",
-        "StatefulSet",
-        "statefulsets",
-        true,
-        &["sts"],
-        true,
-        true,
-    ),
-    b(
-        "apps",
-        "DaemonSet",
-        "daemonsets",
-        true,
-        &["ds"],
-        true,
-        false,
-    ),
-    b(
-        "apps",
-        "ReplicaSet",
-        "replicasets",
-        true,
-        &["rs"],
-        true,
-        true,
-    ),
-    b("batch", "Job", "jobs", true, &[], true, false),
-    b("batch", "CronJob", "cronjobs", true, &["cj"], true, false),
-    b(
-        "networking.k8s.io",
-        "Ingress",
-        "ingresses",
-        true,
-        &["ing"],
-        true,
-        false,
-    ),
-    b(
-        "discovery.k8s.io",
-        "EndpointSlice",
-        "endpointslices",
-        true,
-        &[],
-        false,
-        false,
-    ),
-    b(
-        "networking.k8s.io",
-        "NetworkPolicy",
-        "networkpolicies",
-        true,
-        &["netpol"],
-        false,
-        false,
-    ),
-    b(
-        "networking.k8s.io",
-        "IngressClass",
-        "ingressclasses",
-        false,
-        &[],
-        false,
-        false,
-    ),
-    b(
-        "policy",
-        "PodDisruptionBudget",
-        "poddisruptionbudgets",
-        true,
-        &["pdb"],
-        true,
-        false,
-    ),
-    Builtin {
-        version: "v2",
-        ..b(
-            "autoscaling",
-            "HorizontalPodAutoscaler",
-            "horizontalpodautoscalers",
-            true,
-            &["hpa"],
-            true,
-            false,
-        )
-    },
-    b(
-        "",
-        "PersistentVolume",
-        "persistentvolumes",
-        false,
-        &["pv"],
-        true,
-        false,
-    ),
-    b(
-        "storage.k8s.io",
-        "StorageClass",
-        "storageclasses",
-        false,
-        &["sc"],
-        false,
-        false,
-    ),
-    b(
-        "coordination.k8s.io",
-        "Lease",
-        "leases",
-        true,
-        &[],
-        false,
-        false,
-    ),
-    // What the krt controller needs beyond these: the events.k8s.io Events it reports, and the
-    // RBAC kinds `krt controller install --apply` writes.
-    b("events.k8s.io", "Event", "events", true, &[], false, false),
-    b(
-        "rbac.authorization.k8s.io",
-        "ClusterRole",
-        "clusterroles",
-        false,
-        &[],
-        false,
-        false,
-    ),
-    b(
-        "rbac.authorization.k8s.io",
-        "ClusterRoleBinding",
-        "clusterrolebindings",
-        false,
-        &[],
-        false,
-        false,
-    ),
-    b(
-        "rbac.authorization.k8s.io",
-        "Role",
-        "roles",
-        true,
-        &[],
-        false,
-        false,
-    ),
-    b(
-        "rbac.authorization.k8s.io",
-        "RoleBinding",
-        "rolebindings",
-        true,
-        &[],
-        false,
-        false,
-    ),
-    b(
-        "apiextensions.k8s.io",
-        "CustomResourceDefinition",
-        "customresourcedefinitions",
-        false,
-        &["crd", "crds"],
-        true,
-        false,
-    ),
+/// Every verb of a stored resource.
+const ALL_VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
 ];
 
-const fn b(
+/// What kube-apiserver's registries declare and k8s-openapi's types do not carry, for the
+/// resources that differ from the rule: short names (`ShortNames()`), categories
+/// (`Categories()`), verbs of a storage without the full set, and `metadata.generation` where
+/// it does not follow the presence of a `spec` (set by the registries' `PrepareForCreate`).
+pub struct Facts {
     group: &'static str,
-    kind: &'static str,
     plural: &'static str,
-    namespaced: bool,
     short_names: &'static [&'static str],
-    status: bool,
-    scale: bool,
-) -> Builtin {
-    Builtin {
+    categories: &'static [&'static str],
+    verbs: &'static [&'static str],
+    generation: Option<bool>,
+}
+
+const fn facts(group: &'static str, plural: &'static str) -> Facts {
+    Facts {
         group,
-        version: "v1",
-        kind,
         plural,
-        namespaced,
-        short_names,
-        status,
-        scale,
+        short_names: &[],
+        categories: &[],
+        verbs: ALL_VERBS,
+        generation: None,
+    }
+}
+
+impl Facts {
+    const fn short(mut self, names: &'static [&'static str]) -> Self {
+        self.short_names = names;
+        self
+    }
+
+    const fn all(mut self) -> Self {
+        self.categories = &["all"];
+        self
+    }
+
+    const fn api_extensions(mut self) -> Self {
+        self.categories = &["api-extensions"];
+        self
+    }
+
+    const fn verbs(mut self, verbs: &'static [&'static str]) -> Self {
+        self.verbs = verbs;
+        self
+    }
+
+    const fn generation(mut self, tracked: bool) -> Self {
+        self.generation = Some(tracked);
+        self
+    }
+}
+
+/// The facts of [`Facts`], by group and plural.
+pub const FACTS: &[Facts] = &[
+    facts("", "componentstatuses")
+        .short(&["cs"])
+        .verbs(&["get", "list"]),
+    facts("", "configmaps").short(&["cm"]),
+    facts("", "endpoints").short(&["ep"]),
+    facts("", "events").short(&["ev"]),
+    facts("", "limitranges").short(&["limits"]),
+    facts("", "namespaces")
+        .short(&["ns"])
+        .verbs(&[
+            "create", "delete", "get", "list", "patch", "update", "watch",
+        ])
+        .generation(false),
+    facts("", "nodes").short(&["no"]).generation(false),
+    facts("", "persistentvolumeclaims")
+        .short(&["pvc"])
+        .generation(false),
+    facts("", "persistentvolumes")
+        .short(&["pv"])
+        .generation(false),
+    facts("", "pods").short(&["po"]).all(),
+    facts("", "replicationcontrollers").short(&["rc"]).all(),
+    facts("", "resourcequotas").short(&["quota"]),
+    facts("", "serviceaccounts").short(&["sa"]),
+    facts("", "services")
+        .short(&["svc"])
+        .all()
+        .generation(false),
+    facts("apiregistration.k8s.io", "apiservices").api_extensions(),
+    facts("apps", "daemonsets").short(&["ds"]).all(),
+    facts("apps", "deployments").short(&["deploy"]).all(),
+    facts("apps", "replicasets").short(&["rs"]).all(),
+    facts("apps", "statefulsets").short(&["sts"]).all(),
+    facts("events.k8s.io", "events").short(&["ev"]),
+    facts("autoscaling", "horizontalpodautoscalers")
+        .short(&["hpa"])
+        .all(),
+    facts("batch", "cronjobs").short(&["cj"]).all(),
+    facts("batch", "jobs").all(),
+    facts("certificates.k8s.io", "certificatesigningrequests").short(&["csr"]),
+    facts("networking.k8s.io", "ingresses").short(&["ing"]),
+    facts("networking.k8s.io", "ipaddresses").short(&["ip"]),
+    facts("networking.k8s.io", "networkpolicies").short(&["netpol"]),
+    facts("policy", "poddisruptionbudgets").short(&["pdb"]),
+    facts("storage.k8s.io", "storageclasses").short(&["sc"]),
+    facts("storage.k8s.io", "volumeattributesclasses").short(&["vac"]),
+    facts(
+        "admissionregistration.k8s.io",
+        "mutatingwebhookconfigurations",
+    )
+    .api_extensions()
+    .generation(true),
+    facts(
+        "admissionregistration.k8s.io",
+        "validatingwebhookconfigurations",
+    )
+    .api_extensions()
+    .generation(true),
+    facts(
+        "admissionregistration.k8s.io",
+        "validatingadmissionpolicies",
+    )
+    .api_extensions(),
+    facts(
+        "admissionregistration.k8s.io",
+        "validatingadmissionpolicybindings",
+    )
+    .api_extensions(),
+    facts("admissionregistration.k8s.io", "mutatingadmissionpolicies").api_extensions(),
+    facts(
+        "admissionregistration.k8s.io",
+        "mutatingadmissionpolicybindings",
+    )
+    .api_extensions(),
+    facts("apiextensions.k8s.io", "customresourcedefinitions")
+        .short(&["crd", "crds"])
+        .api_extensions(),
+    facts("scheduling.k8s.io", "priorityclasses").short(&["pc"]),
+    facts("discovery.k8s.io", "endpointslices").generation(true),
+];
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_string()).collect()
+}
+
+fn resource_type(b: &Builtin) -> ResourceType {
+    const NONE: Facts = facts("", "");
+    let facts = FACTS
+        .iter()
+        .find(|f| f.group == b.group && f.plural == b.plural)
+        .unwrap_or(&NONE);
+    let has = |fields: Value| decode::has_fields(b, fields);
+    let has_spec = has(json!({"spec": {}}));
+    ResourceType {
+        group: b.group.into(),
+        version: b.version.into(),
+        kind: b.kind.into(),
+        plural: b.plural.into(),
+        singular: b.kind.to_lowercase(),
+        namespaced: b.namespaced,
+        short_names: strings(facts.short_names),
+        categories: strings(facts.categories),
+        verbs: strings(facts.verbs),
+        status_subresource: has(json!({"status": {}})),
+        scale_subresource: has(
+            json!({"spec": {"replicas": 1, "selector": {}}, "status": {"replicas": 1}}),
+        ),
+        generation: facts.generation.unwrap_or(has_spec),
+        custom: false,
     }
 }
 
 /// The built-in resource types, in discovery order.
 pub fn builtins() -> Vec<ResourceType> {
-    BUILTINS
-        .iter()
-        .map(|b| ResourceType {
-            group: b.group.into(),
-            version: b.version.into(),
-            kind: b.kind.into(),
-            plural: b.plural.into(),
-            singular: b.kind.to_lowercase(),
-            namespaced: b.namespaced,
-            short_names: b.short_names.iter().map(|s| s.to_string()).collect(),
-            status_subresource: b.status,
-            scale_subresource: b.scale,
-            custom: false,
-        })
-        .collect()
+    static TYPES: OnceLock<Vec<ResourceType>> = OnceLock::new();
+    TYPES
+        .get_or_init(|| BUILTINS.iter().map(resource_type).collect())
+        .clone()
 }
 
 /// The resource types a CRD object serves: one per `served` version.
@@ -330,6 +267,14 @@ pub fn from_crd(crd: &Value) -> Vec<ResourceType> {
                 .collect()
         })
         .unwrap_or_default();
+    let categories: Vec<String> = names["categories"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
     let namespaced = spec["scope"].as_str() != Some("Cluster");
     spec["versions"]
         .as_array()
@@ -344,8 +289,11 @@ pub fn from_crd(crd: &Value) -> Vec<ResourceType> {
             singular: singular.clone(),
             namespaced,
             short_names: short_names.clone(),
+            categories: categories.clone(),
+            verbs: strings(ALL_VERBS),
             status_subresource: v["subresources"]["status"].is_object(),
             scale_subresource: v["subresources"]["scale"].is_object(),
+            generation: true,
             custom: true,
         })
         .collect()
@@ -369,18 +317,52 @@ mod tests {
         assert_eq!(types[0].short_names, vec!["wd"]);
     }
 
+    fn builtin(group: &str, kind: &str) -> ResourceType {
+        builtins()
+            .into_iter()
+            .find(|t| t.group == group && t.kind == kind)
+            .unwrap()
+    }
+
     #[test]
-    fn builtins_cover_the_foundation_kinds() {
-        let kinds: Vec<String> = builtins().into_iter().map(|t| t.kind).collect();
-        for k in [
-            "Namespace",
-            "Deployment",
-            "CronJob",
-            "Ingress",
-            "PersistentVolumeClaim",
-            "CustomResourceDefinition",
+    fn subresources_and_generation_are_read_off_the_types() {
+        for (group, kind, status, scale, generation) in [
+            ("apps", "Deployment", true, true, true),
+            ("apps", "StatefulSet", true, true, true),
+            ("", "ReplicationController", true, true, true),
+            ("apps", "DaemonSet", true, false, true),
+            ("autoscaling", "HorizontalPodAutoscaler", true, false, true),
+            ("", "Namespace", true, false, false),
+            ("", "Service", true, false, false),
+            ("", "ConfigMap", false, false, false),
+            ("rbac.authorization.k8s.io", "Role", false, false, false),
+            ("discovery.k8s.io", "EndpointSlice", false, false, true),
+            (
+                "admissionregistration.k8s.io",
+                "ValidatingWebhookConfiguration",
+                false,
+                false,
+                true,
+            ),
         ] {
-            assert!(kinds.iter().any(|x| x == k), "{k}");
+            let t = builtin(group, kind);
+            assert_eq!(
+                (
+                    t.status_subresource,
+                    t.scale_subresource,
+                    t.tracks_generation()
+                ),
+                (status, scale, generation),
+                "{kind}"
+            );
         }
+        let pdb = builtin("policy", "PodDisruptionBudget");
+        assert_eq!(
+            (pdb.plural.as_str(), pdb.namespaced),
+            ("poddisruptionbudgets", true)
+        );
+        assert_eq!(pdb.short_names, ["pdb"]);
+        assert!(!builtin("storage.k8s.io", "StorageClass").namespaced);
+        assert_eq!(builtin("", "Pod").categories, ["all"]);
     }
 }

@@ -110,9 +110,24 @@ pub struct Response {
     pub code: u16,
     /// The JSON body.
     pub body: Value,
+    /// The body's media type: `application/json`, or a profiled one such as aggregated
+    /// discovery's `application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList`.
+    pub content_type: String,
+    /// `Warning` headers to send (`unknown field "spec.foo"`), without the `299 -` code.
+    pub warnings: Vec<String>,
 }
 
 impl Response {
+    /// A JSON answer with `code`.
+    pub fn json(code: u16, body: Value) -> Self {
+        Self {
+            code,
+            body,
+            content_type: "application/json".into(),
+            warnings: Vec::new(),
+        }
+    }
+
     /// `Retry-After` seconds of an error (`details.retryAfterSeconds`), if any.
     pub fn retry_after(&self) -> Option<i64> {
         self.body["details"]["retryAfterSeconds"].as_i64()
@@ -121,9 +136,9 @@ impl Response {
 
 impl From<ApiError> for Response {
     fn from(error: ApiError) -> Self {
-        Self {
-            code: error.code,
-            body: serde_json::to_value(error.to_status()).unwrap_or_default(),
-        }
+        Self::json(
+            error.code,
+            serde_json::to_value(error.to_status()).unwrap_or_default(),
+        )
     }
 }

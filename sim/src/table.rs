@@ -1,11 +1,11 @@
 //! Server-side table output (`Accept: application/json;as=Table;g=meta.k8s.io;v=v1`), so
 //! `kubectl get` prints the columns kube-apiserver's printers do for the common kinds (and
-//! NAME/AGE for the rest).
+//! NAME/AGE for the rest, as it does for custom resources without printer columns).
 
 use serde_json::{Value, json};
 
-use crate::meta;
 use crate::registry::ResourceType;
+use crate::{meta, selectors};
 
 /// Whether an `Accept` header asks for a Table.
 pub fn wanted(accept: &str) -> bool {
@@ -69,7 +69,42 @@ fn columns(kind: &str) -> &'static [(&'static str, &'static str)] {
         "Namespace" => &[("Status", "string")],
         "Job" => &[("Status", "string"), ("Completions", "string")],
         "PersistentVolumeClaim" => &[("Status", "string")],
+        "RoleBinding" | "ClusterRoleBinding" => &[("Role", "string")],
+        "NetworkPolicy" => &[("Pod-Selector", "string")],
+        "PodDisruptionBudget" => &[
+            ("Min Available", "string"),
+            ("Max Unavailable", "string"),
+            ("Allowed Disruptions", "integer"),
+        ],
+        "HorizontalPodAutoscaler" => &[
+            ("Reference", "string"),
+            ("Targets", "string"),
+            ("MinPods", "string"),
+            ("MaxPods", "integer"),
+            ("Replicas", "integer"),
+        ],
+        "StorageClass" => &[
+            ("Provisioner", "string"),
+            ("ReclaimPolicy", "string"),
+            ("VolumeBindingMode", "string"),
+            ("AllowVolumeExpansion", "string"),
+        ],
+        "Lease" => &[("Holder", "string")],
         _ => &[],
+    }
+}
+
+/// Whether the kind's last column is `Created At` (a timestamp) rather than `Age`.
+fn created_at(kind: &str) -> bool {
+    matches!(kind, "Role" | "ClusterRole")
+}
+
+/// An int-or-string value as kubectl prints it, `N/A` when unset.
+fn int_or_string(v: &Value) -> String {
+    match v {
+        Value::Null => "N/A".into(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
     }
 }
 
@@ -187,6 +222,53 @@ fn cells(kind: &str, o: &Value) -> Vec<Value> {
                 )),
             ]
         }
+        "RoleBinding" | "ClusterRoleBinding" => {
+            let role = &o["roleRef"];
+            vec![json!(format!(
+                "{}/{}",
+                text(&role["kind"], ""),
+                text(&role["name"], "")
+            ))]
+        }
+        "NetworkPolicy" => {
+            let selector = selectors::label_selector_string(&spec["podSelector"]);
+            vec![json!(if selector.is_empty() {
+                "<none>".to_string()
+            } else {
+                selector
+            })]
+        }
+        "PodDisruptionBudget" => vec![
+            json!(int_or_string(&spec["minAvailable"])),
+            json!(int_or_string(&spec["maxUnavailable"])),
+            json!(int(&status["disruptionsAllowed"])),
+        ],
+        "HorizontalPodAutoscaler" => {
+            let target = &spec["scaleTargetRef"];
+            vec![
+                json!(format!(
+                    "{}/{}",
+                    text(&target["kind"], ""),
+                    text(&target["name"], "")
+                )),
+                json!("<unknown>"),
+                json!(spec["minReplicas"].as_i64().unwrap_or(1).to_string()),
+                json!(int(&spec["maxReplicas"])),
+                json!(int(&status["currentReplicas"])),
+            ]
+        }
+        "StorageClass" => vec![
+            json!(text(&o["provisioner"], "")),
+            json!(text(&o["reclaimPolicy"], "Delete")),
+            json!(text(&o["volumeBindingMode"], "Immediate")),
+            json!(
+                o["allowVolumeExpansion"]
+                    .as_bool()
+                    .unwrap_or(false)
+                    .to_string()
+            ),
+        ],
+        "Lease" => vec![json!(text(&spec["holderIdentity"], "<unknown>"))],
         _ => Vec::new(),
     }
 }
@@ -194,7 +276,11 @@ fn cells(kind: &str, o: &Value) -> Vec<Value> {
 fn row(kind: &str, object: &Value) -> Value {
     let mut row_cells = vec![object["metadata"]["name"].clone()];
     row_cells.extend(cells(kind, object));
-    row_cells.push(json!(age(object)));
+    row_cells.push(if created_at(kind) {
+        object["metadata"]["creationTimestamp"].clone()
+    } else {
+        json!(age(object))
+    });
     json!({
         "cells": row_cells,
         "object": {
@@ -207,21 +293,28 @@ fn row(kind: &str, object: &Value) -> Value {
 
 /// `body` (one object or a list) as a `meta.k8s.io/v1` Table.
 pub fn convert(rt: &ResourceType, body: &Value) -> Value {
+    // Custom resources are tabled by name and age, whatever their kind is called.
+    let kind = if rt.custom { "" } else { rt.kind.as_str() };
     let mut definitions = vec![json!({"name": "Name", "type": "string", "format": "name",
         "description": "Name must be unique within a namespace.", "priority": 0})];
-    definitions.extend(columns(&rt.kind).iter().map(
+    definitions.extend(columns(kind).iter().map(
         |(name, ty)| json!({"name": name, "type": ty, "format": "", "description": name, "priority": 0}),
     ));
-    definitions.push(json!({"name": "Age", "type": "string", "format": "",
+    let (last, format) = if created_at(kind) {
+        ("Created At", "date")
+    } else {
+        ("Age", "")
+    };
+    definitions.push(json!({"name": last, "type": "string", "format": format,
         "description": "CreationTimestamp is a timestamp representing the server time when this object was created.",
         "priority": 0}));
     let (rows, metadata) = match body["items"].as_array() {
         Some(items) => (
-            items.iter().map(|o| row(&rt.kind, o)).collect(),
+            items.iter().map(|o| row(kind, o)).collect(),
             body["metadata"].clone(),
         ),
         None => (
-            vec![row(&rt.kind, body)],
+            vec![row(kind, body)],
             json!({"resourceVersion": body["metadata"]["resourceVersion"]}),
         ),
     };
@@ -266,5 +359,40 @@ mod tests {
             "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
         ));
         assert!(!wanted("application/json"));
+    }
+
+    #[test]
+    fn rbac_and_policy_kinds_show_their_printer_columns() {
+        let find = |group: &str, kind: &str| {
+            registry::builtins()
+                .into_iter()
+                .find(|t| t.group == group && t.kind == kind)
+                .unwrap()
+        };
+        let names = |table: &Value| -> Vec<String> {
+            table["columnDefinitions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let created = "2025-01-01T00:00:00Z";
+        let role = json!({"metadata": {"name": "reader", "creationTimestamp": created}});
+        let table = convert(&find("rbac.authorization.k8s.io", "Role"), &role);
+        assert_eq!(names(&table), ["Name", "Created At"]);
+        assert_eq!(table["rows"][0]["cells"], json!(["reader", created]));
+        let binding = json!({"metadata": {"name": "b", "creationTimestamp": meta::now()},
+            "roleRef": {"kind": "Role", "name": "reader"}});
+        let table = convert(&find("rbac.authorization.k8s.io", "RoleBinding"), &binding);
+        assert_eq!(names(&table), ["Name", "Role", "Age"]);
+        assert_eq!(table["rows"][0]["cells"][1], "Role/reader");
+        let pdb = json!({"metadata": {"name": "p", "creationTimestamp": meta::now()},
+            "spec": {"minAvailable": 1}, "status": {"disruptionsAllowed": 2}});
+        let table = convert(&find("policy", "PodDisruptionBudget"), &pdb);
+        assert_eq!(
+            table["rows"][0]["cells"].as_array().unwrap()[1..4],
+            [json!("1"), json!("N/A"), json!(2)]
+        );
     }
 }

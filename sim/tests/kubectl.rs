@@ -537,3 +537,357 @@ async fn server_side_apply_stores_canonical_quantities_and_records_ownership() {
     );
     sim.shutdown().await;
 }
+
+/// Kinds a new user's app carries beyond workloads: RBAC, policy, quotas, scheduling and
+/// admission configuration.
+const POLICY_KINDS: &str = "apiVersion: v1
+kind: Namespace
+metadata:
+  name: team
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: reader
+  namespace: team
+rules:
+- apiGroups: [\"\"]
+  resources: [configmaps]
+  verbs: [get, list]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: reader
+  namespace: team
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: reader
+subjects:
+- kind: ServiceAccount
+  name: default
+  namespace: team
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: deployment-viewer
+rules:
+- apiGroups: [apps]
+  resources: [deployments]
+  verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: deployment-viewer
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: deployment-viewer
+subjects:
+- kind: Group
+  name: viewers
+  apiGroup: rbac.authorization.k8s.io
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: deny-ingress
+  namespace: team
+spec:
+  podSelector:
+    matchLabels: {app: web}
+  policyTypes: [Ingress]
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: web
+  namespace: team
+spec:
+  minAvailable: 1
+  selector:
+    matchLabels: {app: web}
+---
+apiVersion: v1
+kind: LimitRange
+metadata:
+  name: defaults
+  namespace: team
+spec:
+  limits:
+  - type: Container
+    default: {cpu: 500m, memory: 512Mi}
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata:
+  name: quota
+  namespace: team
+spec:
+  hard: {pods: \"10\", requests.memory: 2048Mi}
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata:
+  name: high
+value: 1000
+description: for the front end
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: check
+webhooks:
+- name: check.example.com
+  clientConfig: {url: \"https://example.com/check\"}
+  rules:
+  - operations: [CREATE]
+    apiGroups: [\"\"]
+    apiVersions: [v1]
+    resources: [configmaps]
+  sideEffects: None
+  admissionReviewVersions: [v1]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: inject
+webhooks:
+- name: inject.example.com
+  clientConfig: {url: \"https://example.com/inject\"}
+  sideEffects: None
+  admissionReviewVersions: [v1]
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rbac_policy_and_admission_kinds_apply_get_explain_and_delete() {
+    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let k = Kubectl::new(&sim);
+    let manifest = k.file("policy.yaml", POLICY_KINDS);
+    let applied = k.ok(&["apply", "--server-side", "-f", path(&manifest)]);
+    assert_eq!(
+        applied,
+        "namespace/team serverside-applied
+role.rbac.authorization.k8s.io/reader serverside-applied
+rolebinding.rbac.authorization.k8s.io/reader serverside-applied
+clusterrole.rbac.authorization.k8s.io/deployment-viewer serverside-applied
+clusterrolebinding.rbac.authorization.k8s.io/deployment-viewer serverside-applied
+networkpolicy.networking.k8s.io/deny-ingress serverside-applied
+poddisruptionbudget.policy/web serverside-applied
+limitrange/defaults serverside-applied
+resourcequota/quota serverside-applied
+priorityclass.scheduling.k8s.io/high serverside-applied
+validatingwebhookconfiguration.admissionregistration.k8s.io/check serverside-applied
+mutatingwebhookconfiguration.admissionregistration.k8s.io/inject serverside-applied
+"
+    );
+
+    // Tables with kube-apiserver's printer columns, by the short names discovery gives.
+    let table = k.ok(&["get", "rolebinding", "-n", "team"]);
+    let header: Vec<&str> = table
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(header, ["NAME", "ROLE", "AGE"], "{table}");
+    assert!(table.contains("Role/reader"), "{table}");
+    let table = k.ok(&["get", "netpol", "-n", "team"]);
+    assert!(table.contains("deny-ingress   app=web"), "{table}");
+    let table = k.ok(&["get", "pdb", "-n", "team"]);
+    let header: Vec<&str> = table
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "MIN",
+            "AVAILABLE",
+            "MAX",
+            "UNAVAILABLE",
+            "ALLOWED",
+            "DISRUPTIONS",
+            "AGE"
+        ],
+        "{table}"
+    );
+    let names = k.ok(&["get", "limits,quota,pc,clusterrole", "-A", "-o", "name"]);
+    for name in [
+        "limitrange/defaults",
+        "resourcequota/quota",
+        "priorityclass.scheduling.k8s.io/high",
+        "clusterrole.rbac.authorization.k8s.io/deployment-viewer",
+    ] {
+        assert!(names.lines().any(|l| l == name), "{name} in {names}");
+    }
+
+    // Stored as kube-apiserver stores them: canonical quantities, defaults, ownership.
+    let quota = k.json(&["get", "quota", "quota", "-n", "team", "-o", "json"]);
+    assert_eq!(quota["spec"]["hard"]["requests.memory"], "2Gi", "{quota}");
+    let pc = k.json(&[
+        "get",
+        "priorityclass",
+        "high",
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]);
+    assert_eq!(pc["value"], 1000);
+    assert_eq!(pc["metadata"]["managedFields"][0]["manager"], "kubectl");
+    assert_eq!(
+        pc["metadata"]["managedFields"][0]["fieldsV1"]["f:value"],
+        serde_json::json!({})
+    );
+
+    // `kubectl explain` reads the OpenAPI v3 schema of each kind.
+    for (field, says) in [
+        ("role.rules", "PolicyRule"),
+        ("rolebinding.roleRef", "RoleRef"),
+        ("networkpolicy.spec.podSelector", "LabelSelector"),
+        ("pdb.spec.minAvailable", "IntOrString"),
+        ("priorityclass.value", "integer"),
+        (
+            "validatingwebhookconfiguration.webhooks.sideEffects",
+            "string",
+        ),
+        ("resourcequota.spec.hard", "map[string]Quantity"),
+    ] {
+        let out = k.ok(&["explain", field]);
+        assert!(out.contains(says), "kubectl explain {field}: {out}");
+        let last = field.rsplit('.').next().unwrap_or_default();
+        assert!(
+            out.contains(&format!("FIELD: {last}")),
+            "kubectl explain {field}: {out}"
+        );
+    }
+
+    // A wrongly typed field is refused, naming the field; nothing is stored.
+    let bad = k.file(
+        "bad-pc.yaml",
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: bad\nvalue: lots\n",
+    );
+    let out = k.run(&["apply", "--server-side", "-f", path(&bad)]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(".value: expected numeric (int or float), got string"),
+        "{stderr}"
+    );
+    assert!(!k.run(&["get", "priorityclass", "bad"]).status.success());
+
+    let deleted = k.ok(&["delete", "-f", path(&manifest), "--wait", "--timeout=30s"]);
+    for line in [
+        "role.rbac.authorization.k8s.io \"reader\" deleted",
+        "clusterrolebinding.rbac.authorization.k8s.io \"deployment-viewer\" deleted",
+        "priorityclass.scheduling.k8s.io \"high\" deleted",
+        "mutatingwebhookconfiguration.admissionregistration.k8s.io \"inject\" deleted",
+        "namespace \"team\" deleted",
+    ] {
+        assert!(deleted.lines().any(|l| l == line), "{line} in {deleted}");
+    }
+    let left = k.ok(&[
+        "get",
+        "clusterrole,pc,validatingwebhookconfigurations",
+        "-o",
+        "name",
+    ]);
+    assert!(
+        !left.contains("deployment-viewer") && !left.contains("high") && !left.contains("check"),
+        "{left}"
+    );
+    let gone = k.run(&["get", "role", "reader", "-n", "team"]);
+    assert!(String::from_utf8_lossy(&gone.stderr).contains("(NotFound)"));
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_fields_follow_kubectls_validate_flag() {
+    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let k = Kubectl::new(&sim);
+    let role = k.file(
+        "role.yaml",
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: r\n  namespace: default\nrules:\n- apiGroups: [\"\"]\n  resources: [pods]\n  verbs: [get]\n  colour: red\n",
+    );
+    // --validate=strict (the default) asks the server for fieldValidation=Strict.
+    let out = k.run(&["create", "-f", path(&role)]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("strict decoding error: unknown field \"rules[0].colour\""),
+        "{stderr}"
+    );
+    assert!(!k.run(&["get", "role", "r"]).status.success());
+    // --validate=warn: stored without the field, and the server's Warning header printed.
+    let out = k.run(&["create", "--validate=warn", "-f", path(&role)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Warning: unknown field \"rules[0].colour\""),
+        "{stderr}"
+    );
+    let stored = k.json(&["get", "role", "r", "-o", "json"]);
+    assert_eq!(
+        stored["rules"][0],
+        serde_json::json!({"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]})
+    );
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_resources_lists_every_builtin_kind() {
+    use std::collections::BTreeSet;
+    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let k = Kubectl::new(&sim);
+    // kubectl names a resource once per group (at its preferred version), as `plural.group`.
+    let name = |group: &str, plural: &str| {
+        if group.is_empty() {
+            plural.to_string()
+        } else {
+            format!("{plural}.{group}")
+        }
+    };
+    let derived: BTreeSet<String> = krt_sim::api::builtin_resources()
+        .map(|r| name(r.group, r.plural))
+        .collect();
+    let namespaced: BTreeSet<String> = krt_sim::api::builtin_resources()
+        .filter(|r| r.namespaced)
+        .map(|r| name(r.group, r.plural))
+        .collect();
+    let listed = |extra: &[&str]| -> BTreeSet<String> {
+        let mut args = vec!["api-resources", "-o", "name"];
+        args.extend_from_slice(extra);
+        k.ok(&args).lines().map(str::to_string).collect()
+    };
+    let all = listed(&[]);
+    assert_eq!(
+        all, derived,
+        "kubectl api-resources against k8s-openapi's v1_33 set"
+    );
+    assert_eq!(listed(&["--namespaced=true"]), namespaced);
+    assert!(
+        all.contains("roles.rbac.authorization.k8s.io")
+            && all.contains("leases.coordination.k8s.io")
+    );
+    println!("kubectl api-resources lists {} resource types", all.len());
+    // Each is servable: kubectl lists every one of them (an empty list, or the cluster's own).
+    let every: Vec<&str> = all.iter().map(String::as_str).collect();
+    let joined = every.join(",");
+    let out = k.run(&["get", &joined, "-A", "-o", "name"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    sim.shutdown().await;
+}

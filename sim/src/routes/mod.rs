@@ -3,6 +3,7 @@
 
 mod delete;
 mod read;
+mod scale;
 mod target;
 mod write;
 
@@ -18,7 +19,7 @@ use crate::{discovery, openapi, table};
 use target::Target;
 
 fn ok(body: Value) -> Response {
-    Response { code: 200, body }
+    Response::json(200, body)
 }
 
 enum Route {
@@ -27,8 +28,9 @@ enum Route {
     Groups,
     Group(String),
     Resources(String, String),
+    OpenApiV2,
     OpenApi(Vec<String>),
-    Object(Target),
+    Object(Box<Target>),
 }
 
 fn not_found() -> ApiError {
@@ -45,6 +47,7 @@ fn parse(store: &Store, path: &str) -> Result<Route, ApiError> {
         ["version"] => return Ok(Route::Version),
         ["api"] => return Ok(Route::CoreVersions),
         ["apis"] => return Ok(Route::Groups),
+        ["openapi", "v2"] => return Ok(Route::OpenApiV2),
         ["openapi", "v3", rest @ ..] => {
             return Ok(Route::OpenApi(rest.iter().map(|s| s.to_string()).collect()));
         }
@@ -75,15 +78,41 @@ fn parse(store: &Store, path: &str) -> Result<Route, ApiError> {
         name: rest.get(1).map(|s| (*s).to_string()),
         subresource: rest.get(2).map(|s| (*s).to_string()),
     };
-    if rest.len() > 3
-        || target
-            .subresource
-            .as_deref()
-            .is_some_and(|s| !matches!(s, "status" | "scale" | "finalize"))
-    {
+    let served = match target.subresource.as_deref() {
+        None => true,
+        Some("status") => target.rt.status_subresource,
+        Some("scale") => target.rt.scale_subresource,
+        Some("finalize") => target.rt.kind == "Namespace" && !target.rt.custom,
+        Some(_) => false,
+    };
+    if rest.len() > 3 || !served {
         return Err(not_found());
     }
-    Ok(Route::Object(target))
+    Ok(Route::Object(Box::new(target)))
+}
+
+/// The verb of a request on a resource (`list`, `deletecollection`, ...).
+fn verb(method: &str, named: bool) -> &'static str {
+    match (method, named) {
+        ("GET", true) => "get",
+        ("GET", false) => "list",
+        ("POST", _) => "create",
+        ("PUT", _) => "update",
+        ("PATCH", _) => "patch",
+        ("DELETE", true) => "delete",
+        ("DELETE", false) => "deletecollection",
+        _ => "",
+    }
+}
+
+/// An aggregated discovery document, if the request asks for one.
+fn aggregated(store: &Store, request: &Request, core: bool) -> Option<Response> {
+    let version = discovery::aggregated_version(&request.accept)?;
+    let body = discovery::aggregated(&store.lock(), core, version);
+    Some(Response {
+        content_type: discovery::aggregated_media_type(version),
+        ..ok(body)
+    })
 }
 
 /// Serves `request` on `store` (anything but `watch=1`, which is [`watch`]'s), reporting
@@ -95,8 +124,14 @@ pub(crate) fn handle(store: &Store, address: &str, request: &Request) -> Respons
 fn route(store: &Store, address: &str, request: &Request) -> Result<Response, ApiError> {
     let target = match parse(store, &request.path)? {
         Route::Version => return Ok(ok(discovery::version())),
-        Route::CoreVersions => return Ok(ok(discovery::core_versions(address))),
-        Route::Groups => return Ok(ok(discovery::groups(&store.lock()))),
+        Route::CoreVersions => {
+            return Ok(aggregated(store, request, true)
+                .unwrap_or_else(|| ok(discovery::core_versions(address))));
+        }
+        Route::Groups => {
+            return Ok(aggregated(store, request, false)
+                .unwrap_or_else(|| ok(discovery::groups(&store.lock()))));
+        }
         Route::Group(group) => {
             let doc = discovery::group(&store.lock(), &group);
             return doc.map(ok).ok_or_else(not_found);
@@ -105,6 +140,7 @@ fn route(store: &Store, address: &str, request: &Request) -> Result<Response, Ap
             let doc = discovery::resources(&store.lock(), &group, &version);
             return doc.map(ok).ok_or_else(not_found);
         }
+        Route::OpenApiV2 => return Ok(ok(openapi::v2(&store.lock()))),
         Route::OpenApi(rest) => {
             let state = store.lock();
             let doc = match rest.as_slice() {
@@ -123,7 +159,34 @@ fn route(store: &Store, address: &str, request: &Request) -> Result<Response, Ap
         .next()
         .unwrap_or_default()
         .trim();
-    let (code, body) = match (request.method.as_str(), target.name.is_some()) {
+    let named = target.name.is_some();
+    if target.subresource.is_none()
+        && !target
+            .rt
+            .verbs
+            .iter()
+            .any(|v| v == verb(&request.method, named))
+    {
+        return Err(ApiError::method_not_allowed(&request.method));
+    }
+    let patch_type = if content_type.is_empty() {
+        "application/merge-patch+json"
+    } else {
+        content_type
+    };
+    if target.subresource.as_deref() == Some("scale") {
+        let (code, body) = match request.method.as_str() {
+            "GET" => scale::get(store, &target)?,
+            "PUT" => scale::update(store, &target, &ctx, &request.body)?,
+            "PATCH" => scale::patch(store, &target, &ctx, patch_type, &request.body)?,
+            m => return Err(ApiError::method_not_allowed(m)),
+        };
+        return Ok(Response {
+            warnings: ctx.decoding.take_warnings(),
+            ..Response::json(code, body)
+        });
+    }
+    let (code, body) = match (request.method.as_str(), named) {
         ("GET", false) if flag(params, "watch") => {
             return Err(ApiError::bad_request(
                 "watch requests are served by Cluster::watch",
@@ -133,14 +196,7 @@ fn route(store: &Store, address: &str, request: &Request) -> Result<Response, Ap
         ("GET", true) => read::get(store, &target)?,
         ("POST", false) => write::create(store, &target, &ctx, &request.body)?,
         ("PUT", true) => write::update(store, &target, &ctx, &request.body)?,
-        ("PATCH", true) => {
-            let content_type = if content_type.is_empty() {
-                "application/merge-patch+json"
-            } else {
-                content_type
-            };
-            write::patch(store, &target, &ctx, content_type, &request.body)?
-        }
+        ("PATCH", true) => write::patch(store, &target, &ctx, patch_type, &request.body)?,
         ("DELETE", true) => delete::delete(store, &target, &ctx, params, &request.body)?,
         ("DELETE", false) => delete::delete_collection(store, &target, &ctx, params)?,
         (m, _) => return Err(ApiError::method_not_allowed(m)),
@@ -150,23 +206,30 @@ fn route(store: &Store, address: &str, request: &Request) -> Result<Response, Ap
     } else {
         body
     };
-    Ok(Response { code, body })
+    Ok(Response {
+        warnings: ctx.decoding.take_warnings(),
+        ..Response::json(code, body)
+    })
 }
 
 /// Starts the watch `request` asks for on `store` (a `GET` of a collection; `watch=1` is
 /// implied).
-pub(crate) fn watch(store: &Arc<Store>, request: &Request) -> Result<Watch, Response> {
+pub(crate) fn watch(store: &Arc<Store>, request: &Request) -> Result<Watch, Box<Response>> {
+    start_watch(store, request).map_err(|e| Box::new(e.into()))
+}
+
+fn start_watch(store: &Arc<Store>, request: &Request) -> Result<Watch, ApiError> {
     let target = match parse(store, &request.path)? {
         Route::Object(target) if target.name.is_none() && request.method == "GET" => target,
-        _ => return Err(not_found().into()),
+        _ => return Err(not_found()),
     };
     let filter = read::filter(&request.params)?;
-    Ok(Watch::start(
+    Watch::start(
         store,
         &target.rt,
         target.namespace.as_deref(),
         filter,
         &request.params,
         table::wanted(&request.accept),
-    )?)
+    )
 }

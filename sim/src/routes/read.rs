@@ -25,8 +25,8 @@ pub fn get(store: &Store, target: &Target) -> Result<(u16, Value), ApiError> {
 /// The label and field selectors of a LIST or WATCH.
 pub fn filter(params: &Params) -> Result<Filter, ApiError> {
     Ok(Filter {
-        labels: Selector::parse(params.get("labelSelector").map_or("", String::as_str))?,
-        fields: Selector::parse(params.get("fieldSelector").map_or("", String::as_str))?,
+        labels: Selector::parse_labels(params.get("labelSelector").map_or("", String::as_str))?,
+        fields: Selector::parse_fields(params.get("fieldSelector").map_or("", String::as_str))?,
     })
 }
 

@@ -5,6 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::target::Target;
+use crate::decode::{Decoding, Source};
 use crate::registry::ResourceType;
 use crate::request::{Params, flag, parse_body};
 use crate::ssa::{self, Schema, Writer};
@@ -22,6 +23,8 @@ pub struct WriteContext {
     pub explicit_manager: bool,
     /// `force` (server-side apply).
     pub force: bool,
+    /// `fieldValidation` and the warnings of decoding the written object.
+    pub decoding: Decoding,
 }
 
 impl WriteContext {
@@ -51,6 +54,7 @@ impl WriteContext {
             }),
             explicit_manager: explicit.is_some(),
             force: flag(params, "force"),
+            decoding: Decoding::new(params.get("fieldValidation").map(String::as_str)),
         })
     }
 
@@ -166,6 +170,8 @@ pub fn create(
 ) -> Result<(u16, Value), ApiError> {
     let mut object = parse_body(body)?;
     check_type(&target.rt, &mut object)?;
+    ctx.decoding
+        .decode(&target.rt, &mut object, Source::Create)?;
     check_object_namespace(target, &mut object)?;
     let mut name = object["metadata"]["name"]
         .as_str()
@@ -216,6 +222,8 @@ pub fn update(
 ) -> Result<(u16, Value), ApiError> {
     let mut object = parse_body(body)?;
     check_type(&target.rt, &mut object)?;
+    ctx.decoding
+        .decode(&target.rt, &mut object, Source::Update)?;
     check_object_namespace(target, &mut object)?;
     let name = target.name.as_deref().unwrap_or_default();
     match object["metadata"]["name"].as_str() {
@@ -309,6 +317,8 @@ pub fn patch(
         }
         other => return Err(ApiError::unsupported_media_type(other)),
     }
+    ctx.decoding
+        .decode(&target.rt, &mut object, Source::Patch)?;
     object["metadata"]["name"] = Value::String(name.to_string());
     check_object_namespace(target, &mut object)?;
     let stored = commit(
@@ -343,6 +353,8 @@ fn apply_config(target: &Target, ctx: &WriteContext, body: &[u8]) -> Result<Valu
     }
     let mut config = parse_body(body)?;
     check_type(&target.rt, &mut config)?;
+    ctx.decoding
+        .decode(&target.rt, &mut config, Source::Apply)?;
     if !config["metadata"]["managedFields"].is_null() {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
     }
@@ -542,7 +554,6 @@ fn commit(
             o.remove("status");
         }
     }
-    validation::check_types(rt, &object)?;
     canonical::normalize(rt, &mut object)?;
     if rt.custom {
         crate::crd::admit(state, rt, live, &mut object)?;
@@ -551,7 +562,7 @@ fn commit(
     validation::check(rt, live, &object)?;
     if let Some(live) = live
         && rt.tracks_generation()
-        && validation::spec_changed(rt, live, &object)
+        && validation::spec_changed(live, &object)
     {
         let generation = live["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
         object["metadata"]["generation"] = json!(generation);

@@ -25,10 +25,21 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .with_state(shared)
 }
 
-/// An API answer as an HTTP response, with `Retry-After` for errors that carry one.
+/// An API answer as an HTTP response, with its media type, a `Warning: 299 - "…"` header per
+/// warning, and `Retry-After` for errors that carry one.
 pub fn respond(response: &request::Response) -> Response {
     let code = StatusCode::from_u16(response.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut out = (code, axum::Json(&response.body)).into_response();
+    let body = serde_json::to_vec(&response.body).unwrap_or_default();
+    let mut out = (code, body).into_response();
+    let headers = out.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(&response.content_type) {
+        headers.insert(header::CONTENT_TYPE, value);
+    }
+    for warning in &response.warnings {
+        if let Ok(value) = HeaderValue::from_str(&format!("299 - {warning:?}")) {
+            headers.append(header::WARNING, value);
+        }
+    }
     if let Some(seconds) = response.retry_after()
         && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
     {

@@ -12,6 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
 use serde_json::Value;
 
 pub use fieldset::{FieldSet, Path};
+pub use schema::ListType;
 pub use schema::Schema;
 
 /// Who is writing: the field manager, the API version it writes in, and the subresource.

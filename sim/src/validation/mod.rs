@@ -83,120 +83,6 @@ fn at<'a>(object: &'a Value, dotted: &str) -> Option<&'a Value> {
         .try_fold(object, |node, part| node.get(part))
 }
 
-/// Fields of built-in kinds whose JSON type the API server's decoder enforces,
-/// with the Go type named in its error: (kinds, path, type). `[]` walks a list.
-const TYPED_FIELDS: &[(&[&str], &str, Typed)] = &[
-    (
-        &["Deployment", "ReplicaSet", "StatefulSet"],
-        "spec.replicas",
-        Typed::Int32,
-    ),
-    (&[], "metadata.labels.*", Typed::String),
-    (&[], "metadata.annotations.*", Typed::String),
-    (&["ConfigMap"], "data.*", Typed::String),
-    (&["Secret"], "data.*", Typed::String),
-    (&["Secret"], "stringData.*", Typed::String),
-    (&["Service"], "spec.ports[].port", Typed::Int32),
-];
-
-/// A JSON type the decoder wants.
-#[derive(Clone, Copy)]
-enum Typed {
-    Int32,
-    String,
-}
-
-impl Typed {
-    fn accepts(self, value: &Value) -> bool {
-        match self {
-            Typed::Int32 => value.as_i64().is_some_and(|n| i32::try_from(n).is_ok()),
-            Typed::String => value.is_string(),
-        }
-    }
-
-    fn go(self) -> &'static str {
-        match self {
-            Typed::Int32 => "int32",
-            Typed::String => "string",
-        }
-    }
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-/// The values at `path` (`a.b`, `a[].b` for each item of list `a`, `a.*` for
-/// each value of map `a`), with their concrete paths.
-fn values_at<'a>(node: &'a Value, path: &str, here: String, out: &mut Vec<(String, &'a Value)>) {
-    let Some((head, rest)) = path.split_once('.').map_or(Some((path, "")), Some) else {
-        return;
-    };
-    let join = |base: &str, part: &str| {
-        if base.is_empty() {
-            part.to_owned()
-        } else {
-            format!("{base}.{part}")
-        }
-    };
-    let mut visit = |child: &'a Value, at: String| {
-        if rest.is_empty() {
-            if !child.is_null() {
-                out.push((at, child));
-            }
-        } else {
-            values_at(child, rest, at, out);
-        }
-    };
-    if head == "*" {
-        for (key, child) in node.as_object().into_iter().flatten() {
-            visit(child, join(&here, key));
-        }
-    } else if let Some(list) = head.strip_suffix("[]") {
-        for (i, child) in node[list].as_array().into_iter().flatten().enumerate() {
-            visit(child, format!("{}[{i}]", join(&here, list)));
-        }
-    } else if let Some(child) = node.get(head) {
-        visit(child, join(&here, head));
-    }
-}
-
-/// Checks the JSON types of the fields the API server's decoder enforces for
-/// built-in kinds (a replica count given as text, a label value given as a
-/// number): a real server cannot decode such an object at all.
-///
-/// # Errors
-/// 400 BadRequest naming the field, what it holds and the type it needs.
-pub fn check_types(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
-    for (kinds, path, typed) in TYPED_FIELDS {
-        if rt.custom && !path.starts_with("metadata.")
-            || !kinds.is_empty() && !kinds.contains(&rt.kind.as_str())
-        {
-            continue;
-        }
-        let mut found = Vec::new();
-        values_at(object, path, String::new(), &mut found);
-        if let Some((at, value)) = found.into_iter().find(|(_, v)| !typed.accepts(v)) {
-            return Err(ApiError::bad_request(format!(
-                "{kind} in version \"{version}\" cannot be handled as a {kind}: json: cannot \
-                 unmarshal {got} into Go struct field .{at} of type {want}",
-                kind = rt.kind,
-                version = rt.version,
-                got = json_type(value),
-                want = typed.go(),
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// Checks `object` (already defaulted) against `live`.
 ///
 /// # Errors
@@ -225,22 +111,21 @@ pub fn check(rt: &ResourceType, live: Option<&Value>, object: &Value) -> Result<
     }
 }
 
-/// Whether a write changes what `metadata.generation` tracks: `spec` for built-ins, everything
-/// but `metadata` and `status` for custom resources.
-pub fn spec_changed(rt: &ResourceType, live: &Value, object: &Value) -> bool {
-    if rt.custom {
-        let strip = |v: &Value| {
-            let mut v = v.clone();
-            if let Some(m) = v.as_object_mut() {
-                m.remove("metadata");
-                m.remove("status");
+/// Whether a write changes what `metadata.generation` tracks: everything but `metadata` and
+/// `status`.
+pub fn spec_changed(live: &Value, object: &Value) -> bool {
+    // What the registries compare: the object without its metadata and status (a `spec`, or
+    // the `webhooks` of a webhook configuration, or a custom resource's other fields).
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(m) = v.as_object_mut() {
+            for field in ["apiVersion", "kind", "metadata", "status"] {
+                m.remove(field);
             }
-            v
-        };
-        strip(live) != strip(object)
-    } else {
-        live.get("spec") != object.get("spec")
-    }
+        }
+        v
+    };
+    strip(live) != strip(object)
 }
 
 #[cfg(test)]

@@ -253,6 +253,90 @@ async fn the_embedded_cluster_remembers_earlier_runs() {
     );
 }
 
+/// An app with RBAC: a ServiceAccount, a Role and a RoleBinding that grants it the Role.
+const RBAC_APP: &str = "apiVersion: v1
+kind: ServiceAccount
+metadata: {name: reader, namespace: default}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: config-reader, namespace: default}
+rules:
+- apiGroups: [\"\"]
+  resources: [configmaps]
+  verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: reader-reads-config, namespace: default}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: config-reader}
+subjects:
+- {kind: ServiceAccount, name: reader, namespace: default}
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_with_rbac_previews_and_applies_on_the_embedded_cluster() {
+    let dir = temp_dir("rbac");
+    let ids = [
+        "v1:ServiceAccount:default:reader",
+        "rbac.authorization.k8s.io/v1:Role:default:config-reader",
+        "rbac.authorization.k8s.io/v1:RoleBinding:default:reader-reads-config",
+    ];
+    let preview = krt_in(
+        dir.path(),
+        &["--cluster", "sim", "preview", "-f", "-"],
+        Some(RBAC_APP),
+    )
+    .await;
+    assert_eq!(preview.code, 0, "{}\n{}", preview.stdout, preview.stderr);
+    for id in ids {
+        assert!(
+            preview.stdout.contains(&format!("+ create    {id}")),
+            "{id} previewed as a create:\n{}",
+            preview.stdout
+        );
+    }
+    let apply = krt_in(
+        dir.path(),
+        &["--cluster", "sim", "apply", "-f", "-"],
+        Some(RBAC_APP),
+    )
+    .await;
+    assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
+    assert!(
+        apply.stdout.contains("Applied: 3 created, 0 updated"),
+        "{}",
+        apply.stdout
+    );
+    let read = krt_in(
+        dir.path(),
+        &["--cluster", "sim", "read", "-f", "-"],
+        Some(RBAC_APP),
+    )
+    .await;
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    assert!(
+        read.stdout.contains("name: config-reader"),
+        "{}",
+        read.stdout
+    );
+    assert!(!read.stdout.contains("# not found"), "{}", read.stdout);
+    let again = krt_in(
+        dir.path(),
+        &["--cluster", "sim", "apply", "-f", "-"],
+        Some(RBAC_APP),
+    )
+    .await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again
+            .stdout
+            .contains("0 created, 0 updated, 0 replaced, 0 deleted, 3 unchanged"),
+        "{}",
+        again.stdout
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_secrets_create_preview_masks_its_values() {
     let cluster = SimCluster::start().await;
