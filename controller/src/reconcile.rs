@@ -446,7 +446,8 @@ async fn apply(
     let runtime = match ctx.runtimes.get(&inputs.chain, policy).await {
         Ok(runtime) => runtime,
         Err(e) => {
-            let v = stalled("ComponentInvalid", chain_message(&e));
+            let message = format!("{} (chain: {})", chain_message(&e), inputs.chain.origins());
+            let v = stalled("ComponentInvalid", message);
             let base = status.current.clone();
             return conclude(stack, ctx, &mut status, v, base, started, interval).await;
         }

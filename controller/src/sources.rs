@@ -18,6 +18,8 @@ use std::sync::Arc;
 pub struct Component {
     /// How messages name it: the file's or the key's stem.
     pub name: String,
+    /// Where it was read from: `file /path` or `ConfigMap ns/name, key k`.
+    pub origin: String,
     /// Its bytes.
     pub bytes: Arc<[u8]>,
 }
@@ -39,6 +41,21 @@ impl Chain {
             Some(c) => ComponentSource::Bytes(c.bytes.clone()),
             None => ComponentSource::Default,
         }
+    }
+
+    /// Where each component of the chain came from, for messages: the
+    /// middleware outermost first, then the runtime.
+    pub fn origins(&self) -> String {
+        let mut parts: Vec<String> = self
+            .middleware
+            .iter()
+            .map(|m| format!("middleware '{}' from {}", m.name, m.origin))
+            .collect();
+        parts.push(match &self.runtime {
+            Some(c) => format!("runtime from {}", c.origin),
+            None => "krt's built-in runtime".to_owned(),
+        });
+        parts.join(", ")
     }
 
     /// A digest of every component, identifying the chain.
@@ -205,6 +222,7 @@ async fn component(
                     })?;
             Ok(Component {
                 name: stem(&path.to_string_lossy()),
+                origin: format!("file {}", path.display()),
                 bytes: bytes.into(),
             })
         }
@@ -223,6 +241,7 @@ async fn component(
                 })?;
             Ok(Component {
                 name: stem(&key.key),
+                origin: format!("ConfigMap {what}, key {}", key.key),
                 bytes: bytes.0.into(),
             })
         }

@@ -383,3 +383,57 @@ async fn deleting_the_stack_removes_its_resources() {
     );
     h.stop().await;
 }
+
+/// Creates ConfigMap `name` in `team-a` holding `bytes` under `runtime.wasm`.
+async fn component_config_map(h: &Harness, name: &str, bytes: &[u8]) {
+    use k8s_openapi::ByteString;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let config_maps: Api<ConfigMap> = Api::namespaced(h.cluster.client.clone(), "team-a");
+    let object = ConfigMap {
+        metadata: kube::api::ObjectMeta {
+            name: Some(name.into()),
+            ..Default::default()
+        },
+        binary_data: Some([("runtime.wasm".to_owned(), ByteString(bytes.to_vec()))].into()),
+        ..Default::default()
+    };
+    config_maps
+        .create(&Default::default(), &object)
+        .await
+        .expect("ConfigMap created");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stack_runs_the_component_a_config_map_holds_and_an_invalid_one_is_stalled() {
+    let h = Harness::start(Grants::default()).await;
+    component_config_map(&h, "runtime", krt_host::DEFAULT_COMPONENT).await;
+    component_config_map(&h, "not-a-component", b"\0asm but not really").await;
+    let from = |config_map: &str| json!({"configMap": {"name": config_map, "key": "runtime.wasm"}});
+
+    let mut good = stack("team-a", "custom", "1m", vec![config_map("custom", "a")]);
+    good["spec"]["component"] = from("runtime");
+    h.create(good).await;
+    h.until_condition("team-a", "custom", "Ready", "True", READY_WITHIN)
+        .await;
+    let written = h.config_map("team-a", "custom").await.expect("applied");
+    assert_eq!(written["data"]["key"], "a", "{written}");
+
+    let mut bad = stack("team-a", "broken", "1m", vec![config_map("never", "a")]);
+    bad["spec"]["component"] = from("not-a-component");
+    h.create(bad).await;
+    let stalled = h
+        .until_condition("team-a", "broken", "Stalled", "True", READY_WITHIN)
+        .await;
+    let condition = stalled.condition("Stalled").unwrap();
+    assert_eq!(condition.reason, "ComponentInvalid", "{condition:?}");
+    assert!(
+        condition.message.contains("not-a-component"),
+        "the condition names the ConfigMap: {}",
+        condition.message
+    );
+    assert!(
+        h.config_map("team-a", "never").await.is_none(),
+        "nothing is applied through an invalid component"
+    );
+    h.stop().await;
+}
