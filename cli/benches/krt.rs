@@ -17,6 +17,9 @@
 //! 6. scaling: `krt apply` of 10 to 5,000 ConfigMaps.
 //! 7. middleware: what a chain of 1 and of 3 pass-through middleware adds to
 //!    an apply, against the same runtime with no chain, interleaved.
+//! 8. profiles: with `KRT_BENCH_OTHER_KRT=path`, a krt binary built with
+//!    another profile against this one, interleaved: a first apply at 5 ms
+//!    per request, an unchanged re-apply and a cold start.
 
 use futures::{StreamExt, stream};
 use krt_host::model::{ApplyOptions, ReadOptions, Resource, WatchRequest};
@@ -70,22 +73,16 @@ async fn main() {
     if run("middleware") {
         bench.middleware().await;
     }
+    if run("profiles") {
+        bench.profiles().await;
+    }
 }
 
 /// The pass-through middleware of `tests/middleware`, built as `tests/build.rs`
 /// builds it (in the same target directory, so an up-to-date one is reused).
 fn passthrough_component() -> PathBuf {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace.join("target"));
-    let build = krt_wasm_build::Build::new(
-        workspace,
-        target.join("krt-test-guests"),
-        "release",
-        &["-p", "krt-test-middleware", "--examples"],
-    );
-    match build.outputs(true, &["examples/passthrough.wasm"]) {
+    match krt_wasm_build::test_examples(workspace, "krt-test-middleware", &["passthrough"]) {
         Ok(mut paths) => paths.remove(0),
         Err(e) => panic!("building the pass-through middleware failed: {e}"),
     }
@@ -271,14 +268,8 @@ impl Bench {
         work: &Path,
         cache: &Path,
     ) -> (Duration, Run) {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_krt"));
-        cmd.arg("--kubeconfig")
-            .arg(kubeconfig)
-            .args(args)
-            .current_dir(work)
-            .env("XDG_CACHE_HOME", cache)
-            .env_remove("KUBECONFIG");
-        timed(cmd).await
+        let bin = Path::new(env!("CARGO_BIN_EXE_krt"));
+        run_krt(bin, kubeconfig, args, work, cache).await
     }
 
     /// Runs `kubectl` with `args` against `cluster`.
@@ -303,10 +294,11 @@ impl Bench {
         let web = resource(deployment("boundary"));
         let apply = ApplyOptions::default();
         assert_eq!(native.apply(None, Some(&web), &apply).await.status, None);
-        // A large object: 1 MiB of data in 64 keys.
+        // A large object: just under the 1 MiB a ConfigMap's data may hold
+        // (keys included), in 64 keys.
         let mut big = configmap("big", 0);
         for k in 0..64 {
-            big["data"][format!("k{k}")] = json!("y".repeat(16 << 10));
+            big["data"][format!("k{k}")] = json!("y".repeat((16 << 10) - 8));
         }
         let big = resource(big);
         assert_eq!(native.apply(None, Some(&big), &apply).await.status, None);
@@ -604,6 +596,94 @@ impl Bench {
         table(
             "Concurrency ceiling: krt apply of 1,000 ConfigMaps in a new namespace, 5 ms API latency",
             &["--concurrency", "seconds", "objects/s"],
+            &rows,
+        );
+    }
+
+    /// This bench's krt against `KRT_BENCH_OTHER_KRT` (krt built with another
+    /// profile), interleaved, each run on a fresh simulator: the median of 3 of
+    /// a first apply of 1,000 ConfigMaps in a new namespace at 5 ms per
+    /// request, of an unchanged re-apply of them, and of a cold start.
+    async fn profiles(&self) {
+        let Some(other) = std::env::var_os("KRT_BENCH_OTHER_KRT").map(PathBuf::from) else {
+            println!("\nprofiles: set KRT_BENCH_OTHER_KRT to another krt binary to compare");
+            return;
+        };
+        self.warm_cache().await;
+        let this = PathBuf::from(env!("CARGO_BIN_EXE_krt"));
+        let other_cache = self.path().join("other-cache");
+        let dir = manifests(self.path(), "profiles", &in_new_namespace(1000));
+        let args = ["apply", "-f", dir.to_str().unwrap(), "--yes"];
+        let one = manifests(self.path(), "profiles-one", &configmaps(1));
+        let one_args = ["apply", "-f", one.to_str().unwrap(), "--yes"];
+        // The other build compiles the component once into its own warm cache.
+        let warm = start_cluster().await;
+        let work = tempfile::tempdir_in(self.path()).unwrap();
+        run_krt(
+            &other,
+            &warm.kubeconfig,
+            &one_args,
+            work.path(),
+            &other_cache,
+        )
+        .await
+        .1
+        .check("the other krt, warming its cache");
+        let runs = [
+            "first apply, 5 ms per request",
+            "unchanged re-apply",
+            "cold start, one ConfigMap",
+        ];
+        let mut samples = vec![[Vec::new(), Vec::new()]; runs.len()];
+        for round in 0..3 {
+            for (b, (bin, cache)) in [(&this, &self.cache), (&other, &other_cache)]
+                .into_iter()
+                .enumerate()
+            {
+                let slow = start_cluster().await;
+                slow_down(&slow, LATENCY);
+                let work = tempfile::tempdir_in(self.path()).unwrap();
+                let (first, run) = run_krt(bin, &slow.kubeconfig, &args, work.path(), cache).await;
+                run.check(runs[0]);
+                let cluster = start_cluster().await;
+                let work = tempfile::tempdir_in(self.path()).unwrap();
+                run_krt(bin, &cluster.kubeconfig, &args, work.path(), cache)
+                    .await
+                    .1
+                    .check("the apply before the unchanged one");
+                let (unchanged, run) =
+                    run_krt(bin, &cluster.kubeconfig, &args, work.path(), cache).await;
+                run.check(runs[1]);
+                // Its own stack, with an empty compile cache.
+                let cold = self.path().join(format!("profiles-cold-{round}-{b}"));
+                let work = tempfile::tempdir_in(self.path()).unwrap();
+                let (cold, run) =
+                    run_krt(bin, &cluster.kubeconfig, &one_args, work.path(), &cold).await;
+                run.check(runs[2]);
+                for (r, took) in [first, unchanged, cold].into_iter().enumerate() {
+                    samples[r][b].push(took);
+                }
+            }
+        }
+        let rows: Vec<Vec<String>> = runs
+            .iter()
+            .zip(&mut samples)
+            .map(|(run, [this, other])| {
+                let (t, o) = (percentile(this, 0.5), percentile(other, 0.5));
+                vec![
+                    run.to_string(),
+                    secs(t),
+                    secs(o),
+                    format!("{:.2}", o.as_secs_f64() / t.as_secs_f64()),
+                ]
+            })
+            .collect();
+        table(
+            &format!(
+                "Profiles: this krt against {} (median of 3, interleaved, fresh simulators)",
+                other.display()
+            ),
+            &["run", "this s", "other s", "other / this"],
             &rows,
         );
     }
@@ -994,6 +1074,25 @@ impl Run {
             self.stderr
         );
     }
+}
+
+/// Runs the krt binary `bin` with `args` against `kubeconfig` in `work`, with
+/// its compile cache in `cache`; the wall time and the exit.
+async fn run_krt(
+    bin: &Path,
+    kubeconfig: &Path,
+    args: &[&str],
+    work: &Path,
+    cache: &Path,
+) -> (Duration, Run) {
+    let mut cmd = tokio::process::Command::new(bin);
+    cmd.arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .current_dir(work)
+        .env("XDG_CACHE_HOME", cache)
+        .env_remove("KUBECONFIG");
+    timed(cmd).await
 }
 
 async fn timed(mut cmd: tokio::process::Command) -> (Duration, Run) {

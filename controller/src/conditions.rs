@@ -13,6 +13,9 @@ pub const RECONCILING: &str = "Reconciling";
 /// controller's configuration) changes.
 pub const STALLED: &str = "Stalled";
 
+/// The reason of `Reconciling` after a failure that will be retried (as Flux says it).
+pub const RETRYING: &str = "ProgressingWithRetry";
+
 /// What the Stack's conditions should say.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -30,7 +33,9 @@ pub enum Verdict {
         /// What is awaited.
         message: String,
     },
-    /// A failure that a retry may fix: `Ready` False.
+    /// A failure that a retry may fix: `Ready` False and `Reconciling` True
+    /// (`ProgressingWithRetry`), so that kstatus, which reads only
+    /// `Reconciling` and `Stalled`, sees the Stack in progress, not current.
     Failed {
         /// Why (`ApplyFailed`, `SourceNotFound`, ...).
         reason: &'static str,
@@ -93,7 +98,10 @@ pub fn conditions(previous: &[Condition], verdict: &Verdict, generation: i64) ->
             make(READY, "Unknown", reason, message),
             make(RECONCILING, "True", reason, message),
         ],
-        Verdict::Failed { .. } => vec![make(READY, "False", reason, message)],
+        Verdict::Failed { .. } => vec![
+            make(READY, "False", reason, message),
+            make(RECONCILING, "True", RETRYING, message),
+        ],
         Verdict::Stalled { .. } => vec![
             make(READY, "False", reason, message),
             make(STALLED, "True", reason, message),
@@ -124,6 +132,23 @@ mod tests {
             .collect();
         assert_eq!(types, [("Ready", "False"), ("Stalled", "True")]);
         assert!(c.iter().all(|c| c.observed_generation == Some(3)));
+        let failed = Verdict::Failed {
+            reason: "ApplyFailed",
+            message: "the server said no".into(),
+        };
+        let c = conditions(&c, &failed, 3);
+        let types: Vec<(&str, &str, &str)> = c
+            .iter()
+            .map(|c| (c.type_.as_str(), c.status.as_str(), c.reason.as_str()))
+            .collect();
+        assert_eq!(
+            types,
+            [
+                ("Ready", "False", "ApplyFailed"),
+                ("Reconciling", "True", "ProgressingWithRetry")
+            ],
+            "kstatus sees a retried failure as in progress"
+        );
         let ready = Verdict::Ready {
             reason: "ReconciliationSucceeded",
             message: "ok".into(),

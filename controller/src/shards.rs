@@ -5,8 +5,10 @@
 //! it holds.
 //!
 //! Every replica competes for every shard, so a shard whose holder dies is
-//! taken over as soon as its Lease expires (the crate waits a random
-//! 0.1–1 s after an expired Lease before taking it, against collisions).
+//! taken over as soon as its Lease expires. The crate waits a random
+//! 0.1–1 s after an expired Lease before taking it, against collisions, so the
+//! Leases carry the lease duration less that second: a dead replica's shards
+//! move within the lease duration.
 //! Replicas also hold a member Lease each (`krt-controller-member-IDENTITY`),
 //! from which each one counts the live replicas and its fair share,
 //! `ceil(shards / replicas)`: a replica holding more than that, once the
@@ -38,25 +40,41 @@ pub struct ShardSettings {
     pub namespace: String,
     /// How many shards Stacks are spread over (at least 1).
     pub shards: u32,
-    /// How long a Lease stays valid without renewal (whole seconds, at least 2).
+    /// The longest a dead replica's shards wait for another replica (whole
+    /// seconds, at least [`MIN_LEASE_DURATION`]).
     pub lease_duration: Duration,
 }
 
+/// The shortest lease duration: the Leases carry one second less, and a
+/// holder renews at least a second before expiry.
+pub const MIN_LEASE_DURATION: Duration = Duration::from_secs(3);
+
+/// The most kube-lease-manager waits after a Lease expired before taking it.
+const TAKEOVER_WAIT_SECS: u64 = 1;
+
 impl ShardSettings {
-    fn duration_secs(&self) -> u64 {
-        self.lease_duration.as_secs().max(2)
+    fn whole_secs(&self) -> u64 {
+        self.lease_duration
+            .as_secs()
+            .max(MIN_LEASE_DURATION.as_secs())
     }
 
-    /// How long before expiry a holder renews: two thirds of the duration, so
-    /// it renews every third of it (and at least 1 s before expiry).
+    /// The `leaseDurationSeconds` of the Leases: the lease duration less the
+    /// takeover wait, so that expiry plus the wait stays within it.
+    fn lease_secs(&self) -> u64 {
+        self.whole_secs() - TAKEOVER_WAIT_SECS
+    }
+
+    /// How long before expiry a holder renews: two thirds of the Lease's
+    /// duration, so it renews every third of it (and at least 1 s before expiry).
     fn grace_secs(&self) -> u64 {
-        (self.duration_secs() * 2 / 3).clamp(1, self.duration_secs() - 1)
+        (self.lease_secs() * 2 / 3).clamp(1, self.lease_secs() - 1)
     }
 
     /// How long membership and holdings must be steady before a replica
     /// gives shards away, and how long it leaves a released shard alone.
     fn settle(&self) -> Duration {
-        Duration::from_secs(self.duration_secs() * 2)
+        Duration::from_secs(self.whole_secs() * 2)
     }
 }
 
@@ -190,7 +208,7 @@ impl Shards {
         LeaseManagerBuilder::new(client.clone(), lease)
             .with_namespace(&self.settings.namespace)
             .with_identity(&self.settings.identity)
-            .with_duration(self.settings.duration_secs())
+            .with_duration(self.settings.lease_secs())
             .with_grace(self.settings.grace_secs())
     }
 
@@ -398,8 +416,8 @@ mod tests {
             shards: 4,
             lease_duration: Duration::from_secs(secs),
         };
-        assert_eq!((s(3).duration_secs(), s(3).grace_secs()), (3, 2));
-        assert_eq!((s(15).duration_secs(), s(15).grace_secs()), (15, 10));
-        assert_eq!((s(1).duration_secs(), s(1).grace_secs()), (2, 1));
+        assert_eq!((s(3).lease_secs(), s(3).grace_secs()), (2, 1));
+        assert_eq!((s(15).lease_secs(), s(15).grace_secs()), (14, 9));
+        assert_eq!((s(1).lease_secs(), s(1).grace_secs()), (2, 1));
     }
 }

@@ -86,7 +86,8 @@ pub struct Inputs {
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
     /// The spec itself is unusable (a component given both ways, a path
-    /// outside the component directories, an invalid duration).
+    /// outside the component directories or naming no file in them, an
+    /// invalid duration).
     #[error("{0}")]
     InvalidSpec(String),
     /// The manifests do not parse; every problem is listed.
@@ -251,7 +252,12 @@ async fn component(
     }
 }
 
-/// `path`, resolved, when it lies under one of `dirs`.
+/// The file `path` names under one of `dirs`, resolved (symlinks too). A
+/// relative path is looked up in each directory in turn; an absolute one
+/// must lie under one. A path with a `..` component, one outside every
+/// directory, and one resolving outside through a symlink are refused before
+/// anything is read, and so is one naming no file: all are errors of the
+/// spec, and the messages do not tell which files exist outside.
 fn allowed_path(path: &Path, dirs: &[PathBuf], at: &str) -> Result<PathBuf, InputError> {
     if dirs.is_empty() {
         return Err(InputError::InvalidSpec(format!(
@@ -259,25 +265,60 @@ fn allowed_path(path: &Path, dirs: &[PathBuf], at: &str) -> Result<PathBuf, Inpu
              (start it with `--component-dir DIR`), or use `configMap`"
         )));
     }
-    let resolved = path
-        .canonicalize()
-        .map_err(|source| InputError::ReadComponent {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    let inside = dirs.iter().any(|d| {
-        d.canonicalize()
-            .is_ok_and(|d| resolved.starts_with(&d) && resolved != d)
-    });
-    if inside {
-        Ok(resolved)
-    } else {
-        let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-        Err(InputError::InvalidSpec(format!(
-            "{at}: '{}' is not under the controller's component directories ({})",
+    let listed: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    let refuse = |why: &str| {
+        InputError::InvalidSpec(format!(
+            "{at}: '{}' {why} ({})",
             path.display(),
-            dirs.join(", ")
-        )))
+            listed.join(", ")
+        ))
+    };
+    const OUTSIDE: &str = "is not under the controller's component directories";
+    if path.as_os_str().is_empty() {
+        return Err(refuse(
+            "is empty: name a file under the controller's component directories",
+        ));
+    }
+    if path
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return Err(refuse(&format!("{OUTSIDE}: `..` is not allowed")));
+    }
+    let mut under_a_dir = false;
+    for dir in dirs {
+        let Ok(root) = dir.canonicalize() else {
+            continue;
+        };
+        let candidate = if path.is_absolute() {
+            if !(path.starts_with(dir) || path.starts_with(&root)) {
+                continue;
+            }
+            path.to_path_buf()
+        } else {
+            root.join(path)
+        };
+        under_a_dir = true;
+        match candidate.canonicalize() {
+            Ok(resolved) if resolved.starts_with(&root) => {
+                return Ok(resolved);
+            }
+            Ok(_) => return Err(refuse(&format!("{OUTSIDE}: it resolves outside them"))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => {
+                return Err(InputError::ReadComponent {
+                    path: candidate,
+                    source,
+                });
+            }
+        }
+    }
+    if under_a_dir {
+        Err(refuse(
+            "names no file in the controller's component directories",
+        ))
+    } else {
+        Err(refuse(OUTSIDE))
     }
 }
 
@@ -311,6 +352,35 @@ mod tests {
         assert!(
             err.to_string()
                 .contains("is not under the controller's component directories"),
+            "{err}"
+        );
+        // Relative paths are looked up in the directories, not the working directory.
+        let relative = allowed_path(Path::new("rules.wasm"), &dirs, "spec.component").unwrap();
+        assert_eq!(relative, ok);
+        for refused in [
+            Path::new("../outside.wasm").to_path_buf(),
+            dir.path().join("outside.wasm"),
+            Path::new("../missing.wasm").to_path_buf(),
+            Path::new("/etc/hostname").to_path_buf(),
+        ] {
+            let err = allowed_path(&refused, &dirs, "spec.component").unwrap_err();
+            assert!(
+                matches!(&err, InputError::InvalidSpec(m)
+                    if m.contains("is not under the controller's component directories")),
+                "{}: {err}",
+                refused.display()
+            );
+        }
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(dir.path().join("outside.wasm"), allowed.join("link.wasm"))
+                .unwrap();
+            let err = allowed_path(Path::new("link.wasm"), &dirs, "spec.component").unwrap_err();
+            assert!(err.to_string().contains("resolves outside"), "{err}");
+        }
+        let err = allowed_path(Path::new("absent.wasm"), &dirs, "spec.component").unwrap_err();
+        assert!(
+            matches!(&err, InputError::InvalidSpec(m) if m.contains("names no file")),
             "{err}"
         );
         let err = allowed_path(&escape, &[], "spec.component").unwrap_err();

@@ -1,7 +1,9 @@
 //! One controller replica against krt-sim: a Stack becomes Ready, drift is
 //! corrected within the interval, what leaves the spec is pruned, a Stack
-//! reaching beyond its namespace is Stalled and changes nothing, and
-//! deleting a Stack deletes its resources.
+//! reaching beyond its namespace is Stalled and changes nothing, deleting a
+//! Stack deletes its resources, a ClientSide Stack merges three ways, and
+//! Stacks run components from ConfigMaps and `--component-dir`s and
+//! middleware from ConfigMaps.
 
 mod support;
 
@@ -9,9 +11,9 @@ use k8s_openapi::api::events::v1::Event;
 use krt_controller::{Grant, Grants};
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams};
-use serde_json::json;
+use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-use support::{Harness, config_map, stack, until};
+use support::{Harness, config_map, stack, tagger_component, until};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Long enough for a first reconcile on a loaded 2-core machine.
@@ -384,8 +386,8 @@ async fn deleting_the_stack_removes_its_resources() {
     h.stop().await;
 }
 
-/// Creates ConfigMap `name` in `team-a` holding `bytes` under `runtime.wasm`.
-async fn component_config_map(h: &Harness, name: &str, bytes: &[u8]) {
+/// Creates ConfigMap `name` in `team-a` holding `bytes` under the `binaryData` key `key`.
+async fn component_config_map(h: &Harness, name: &str, key: &str, bytes: &[u8]) {
     use k8s_openapi::ByteString;
     use k8s_openapi::api::core::v1::ConfigMap;
     let config_maps: Api<ConfigMap> = Api::namespaced(h.cluster.client.clone(), "team-a");
@@ -394,7 +396,7 @@ async fn component_config_map(h: &Harness, name: &str, bytes: &[u8]) {
             name: Some(name.into()),
             ..Default::default()
         },
-        binary_data: Some([("runtime.wasm".to_owned(), ByteString(bytes.to_vec()))].into()),
+        binary_data: Some([(key.to_owned(), ByteString(bytes.to_vec()))].into()),
         ..Default::default()
     };
     config_maps
@@ -406,8 +408,14 @@ async fn component_config_map(h: &Harness, name: &str, bytes: &[u8]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stack_runs_the_component_a_config_map_holds_and_an_invalid_one_is_stalled() {
     let h = Harness::start(Grants::default()).await;
-    component_config_map(&h, "runtime", krt_host::DEFAULT_COMPONENT).await;
-    component_config_map(&h, "not-a-component", b"\0asm but not really").await;
+    component_config_map(&h, "runtime", "runtime.wasm", krt_host::DEFAULT_COMPONENT).await;
+    component_config_map(
+        &h,
+        "not-a-component",
+        "runtime.wasm",
+        b"\0asm but not really",
+    )
+    .await;
     let from = |config_map: &str| json!({"configMap": {"name": config_map, "key": "runtime.wasm"}});
 
     let mut good = stack("team-a", "custom", "1m", vec![config_map("custom", "a")]);
@@ -434,6 +442,275 @@ async fn a_stack_runs_the_component_a_config_map_holds_and_an_invalid_one_is_sta
     assert!(
         h.config_map("team-a", "never").await.is_none(),
         "nothing is applied through an invalid component"
+    );
+    h.stop().await;
+}
+
+/// kubectl's record of the configuration it applied client-side.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// The `operation`s of the managedFields entries of `manager` in `object`.
+fn operations(object: &Value, manager: &str) -> Vec<String> {
+    object["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["manager"] == manager)
+        .filter_map(|f| f["operation"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Waits until Stack `name` of `team-a` has reconciled its current
+/// generation to Ready.
+async fn until_ready_again(h: &Harness, name: &str) {
+    until(
+        &format!("Stack {name} Ready at its new generation"),
+        READY_WITHIN,
+        || async {
+            let stack = h.stacks.get(name).await.ok()?;
+            let status = stack.status.as_ref()?;
+            (status.observed_generation == stack.metadata.generation
+                && stack.condition("Ready").is_some_and(|c| c.status == "True"))
+            .then_some(())
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_side_stack_merges_three_ways_and_keeps_what_others_added() {
+    let h = Harness::start(Grants::default()).await;
+    let settings = |data: Value| krt_testkit::configmap("client").data(data).value();
+    let mut client = stack(
+        "team-a",
+        "client",
+        "1m",
+        vec![settings(json!({"key": "a", "extra": "x"}))],
+    );
+    client["spec"]["mode"] = json!("ClientSide");
+    h.create(client).await;
+    h.until_condition("team-a", "client", "Ready", "True", READY_WITHIN)
+        .await;
+    let live = h.config_map("team-a", "client").await.expect("applied");
+    assert_eq!(live["data"], json!({"key": "a", "extra": "x"}), "{live}");
+    let recorded = live["metadata"]["annotations"][LAST_APPLIED]
+        .as_str()
+        .unwrap_or_else(|| panic!("the last applied configuration is recorded: {live}"));
+    let recorded: Value = serde_json::from_str(recorded).expect("the record is JSON");
+    assert_eq!(
+        recorded["data"],
+        json!({"key": "a", "extra": "x"}),
+        "{recorded}"
+    );
+    // Written with a create/patch as the controller's manager, not server-side applied.
+    assert_eq!(operations(&live, "krt-controller"), ["Update"], "{live}");
+
+    // Another manager adds a field, as `kubectl patch` does.
+    let config_maps: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(h.cluster.client.clone(), "team-a");
+    let by_kubectl = PatchParams {
+        field_manager: Some("kubectl-patch".into()),
+        ..PatchParams::default()
+    };
+    config_maps
+        .patch(
+            "client",
+            &by_kubectl,
+            &Patch::Merge(json!({"data": {"added": "by-kubectl"}})),
+        )
+        .await
+        .expect("the patch lands");
+
+    // The Stack drops `extra`: the next reconcile removes it and leaves `added`.
+    let patch = json!({"spec": {"resources": [settings(json!({"key": "a"}))]}});
+    h.stacks
+        .patch("client", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .expect("the spec changes");
+    until_ready_again(&h, "client").await;
+    let live = h.config_map("team-a", "client").await.expect("still there");
+    assert_eq!(
+        live["data"],
+        json!({"key": "a", "added": "by-kubectl"}),
+        "the removed field is gone and the other manager's field stays: {live}"
+    );
+    let recorded: Value = serde_json::from_str(
+        live["metadata"]["annotations"][LAST_APPLIED]
+            .as_str()
+            .expect("still recorded"),
+    )
+    .expect("the record is JSON");
+    assert_eq!(recorded["data"], json!({"key": "a"}), "{recorded}");
+    assert_eq!(operations(&live, "krt-controller"), ["Update"], "{live}");
+    assert_eq!(operations(&live, "kubectl-patch"), ["Update"], "{live}");
+    h.stop().await;
+}
+
+/// A Stack `name` of one ConfigMap `name`, running the component at `path`.
+fn stack_with_component_path(name: &str, path: &str) -> Value {
+    let mut s = stack("team-a", name, "1m", vec![config_map(name, "from-dir")]);
+    s["spec"]["component"] = json!({"path": path});
+    s
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stack_runs_a_component_from_a_component_dir_and_paths_outside_are_stalled() {
+    let temp = krt_testkit::temp_dir("component-dir");
+    let dir = temp.path().join("components");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("runtime.wasm"), krt_host::DEFAULT_COMPONENT).unwrap();
+    // A valid component just outside the directory: were an escape allowed,
+    // the Stacks below would become Ready.
+    let outside = temp.path().join("outside.wasm");
+    std::fs::write(&outside, krt_host::DEFAULT_COMPONENT).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("link.wasm")).unwrap();
+    let h = Harness::start_with_component_dirs(Grants::default(), vec![dir.clone()]).await;
+
+    let inside = dir.join("runtime.wasm");
+    for (name, path) in [
+        ("relative", "runtime.wasm"),
+        ("absolute", inside.to_str().unwrap()),
+    ] {
+        h.create(stack_with_component_path(name, path)).await;
+    }
+    let outside = outside.to_str().unwrap();
+    let refused = [
+        (
+            "dotdot",
+            "../outside.wasm",
+            "is not under the controller's component directories",
+        ),
+        (
+            "abs-outside",
+            outside,
+            "is not under the controller's component directories",
+        ),
+        ("symlink", "link.wasm", "resolves outside"),
+        (
+            "missing",
+            "absent.wasm",
+            "names no file in the controller's component directories",
+        ),
+    ];
+    for (name, path, _) in refused {
+        h.create(stack_with_component_path(name, path)).await;
+    }
+    for name in ["relative", "absolute"] {
+        let ready = h
+            .until_condition("team-a", name, "Ready", "True", READY_WITHIN)
+            .await;
+        let written = h.config_map("team-a", name).await.expect("applied");
+        assert_eq!(written["data"]["key"], "from-dir", "{written}");
+        let ids: Vec<String> = ready
+            .status
+            .unwrap()
+            .inventory
+            .into_iter()
+            .map(|e| e.id)
+            .collect();
+        assert_eq!(ids, [format!("v1:ConfigMap:team-a:{name}")]);
+    }
+    let dir_name = dir.display().to_string();
+    for (name, path, why) in refused {
+        let stalled = h
+            .until_condition("team-a", name, "Stalled", "True", READY_WITHIN)
+            .await;
+        let condition = stalled.condition("Stalled").unwrap();
+        assert_eq!(condition.reason, "InvalidSpec", "{name}: {condition:?}");
+        for part in ["spec.component", path, why, dir_name.as_str()] {
+            assert!(
+                condition.message.contains(part),
+                "{name}: the message names {part:?}: {}",
+                condition.message
+            );
+        }
+        let ready = stalled.condition("Ready").unwrap();
+        assert_eq!(
+            (ready.status.as_str(), ready.reason.as_str()),
+            ("False", "InvalidSpec")
+        );
+        assert!(
+            h.config_map("team-a", name).await.is_none(),
+            "{name}: nothing is written"
+        );
+    }
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_middleware_chain_from_a_config_map_tags_every_object_and_a_missing_key_fails() {
+    let tagger = tagger_component().await;
+    let h = Harness::start(Grants::default()).await;
+    component_config_map(&h, "rules", "tagger.wasm", &tagger).await;
+    let through = |key: &str| json!([{"configMap": {"name": "rules", "key": key}}]);
+
+    let mut tagged = stack(
+        "team-a",
+        "tagged",
+        "1m",
+        vec![
+            config_map("tagged-a", "1"),
+            config_map("tagged-b", "2"),
+            krt_testkit::configmap("tagged-web")
+                .annotations(json!({"team": "web"}))
+                .value(),
+        ],
+    );
+    tagged["spec"]["middleware"] = through("tagger.wasm");
+    h.create(tagged).await;
+    h.until_condition("team-a", "tagged", "Ready", "True", READY_WITHIN)
+        .await;
+    for name in ["tagged-a", "tagged-b"] {
+        let live = h.config_map("team-a", name).await.expect("applied");
+        assert_eq!(
+            live["metadata"]["annotations"]["team"], "platform",
+            "the tagger annotated {name}: {live}"
+        );
+    }
+    let web = h.config_map("team-a", "tagged-web").await.expect("applied");
+    assert_eq!(
+        web["metadata"]["annotations"]["team"], "web",
+        "a team annotation of the plan is kept: {web}"
+    );
+
+    let mut broken = stack(
+        "team-a",
+        "untagged",
+        "1m",
+        vec![config_map("never-tagged", "1")],
+    );
+    broken["spec"]["middleware"] = through("absent.wasm");
+    h.create(broken).await;
+    let failed = h
+        .until_condition("team-a", "untagged", "Ready", "False", READY_WITHIN)
+        .await;
+    let ready = failed.condition("Ready").unwrap();
+    assert_eq!(ready.reason, "SourceNotFound", "{ready:?}");
+    // A ConfigMap's key may appear later, so this is a failure retried every
+    // interval, not Stalled (which waits for the Stack or the controller's
+    // configuration to change).
+    assert!(failed.condition("Stalled").is_none(), "{:?}", failed.status);
+    let retrying = failed
+        .condition("Reconciling")
+        .expect("Reconciling while it retries");
+    assert_eq!(
+        (retrying.status.as_str(), retrying.reason.as_str()),
+        ("True", "ProgressingWithRetry")
+    );
+    for part in [
+        "ConfigMap team-a/rules",
+        "`absent.wasm`",
+        "spec.middleware[0]",
+    ] {
+        assert!(
+            ready.message.contains(part),
+            "the message names {part}: {}",
+            ready.message
+        );
+    }
+    assert!(
+        h.config_map("team-a", "never-tagged").await.is_none(),
+        "nothing is written without the chain"
     );
     h.stop().await;
 }

@@ -1,6 +1,7 @@
 //! Builds krt's `wasm32-wasip2` components with a nested cargo, for the build
-//! scripts that embed or test them (`host/build.rs`, `tests/build.rs`) and
-//! for `tests/compose.sh` (through this crate's binary).
+//! scripts that embed or test them (`host/build.rs`, `tests/build.rs`), for
+//! the tests and benchmarks that need a test component ([`test_examples`])
+//! and for `tests/compose.sh` (through this crate's binary).
 //!
 //! Each build gets its own target directory under the outer one, so it
 //! neither deadlocks on the outer build's lock nor is rebuilt when only
@@ -222,6 +223,43 @@ impl Build {
             })
             .collect()
     }
+}
+
+/// The directory the test components are built into: `krt-test-guests`
+/// under the target directory of this cargo run (`CARGO_TARGET_DIR`, else
+/// `<workspace>/target`). `tests/build.rs` builds there too, so a component
+/// one of them built is not built again by the other.
+pub fn test_guests_dir(workspace: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace.join("target"))
+        .join("krt-test-guests")
+}
+
+/// For the tests and benchmarks of krt's crates: builds the examples of
+/// `package` (a crate of `tests/`, such as `krt-test-middleware`) in release
+/// mode into [`test_guests_dir`], quietly, and returns the path of each of
+/// `examples` (`examples/<name>.wasm`), in that order.
+///
+/// # Errors
+/// As [`Build::outputs`].
+pub fn test_examples(
+    workspace: &Path,
+    package: &str,
+    examples: &[&str],
+) -> Result<Vec<PathBuf>, BuildError> {
+    let build = Build::new(
+        workspace,
+        test_guests_dir(workspace),
+        "release",
+        &["-p", package, "--examples"],
+    );
+    let files: Vec<String> = examples
+        .iter()
+        .map(|name| format!("examples/{name}.wasm"))
+        .collect();
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    build.outputs(true, &files)
 }
 
 /// For build scripts: `<target>` from `OUT_DIR`

@@ -8,6 +8,7 @@ use crate::output::Printer;
 use crate::session;
 use anyhow::Context;
 use krt_controller::install::{InstallOptions, manifests};
+use krt_controller::shards::MIN_LEASE_DURATION;
 use krt_controller::{Grant, Grants, Settings, ShardSettings, StackController};
 use krt_host::{ClusterChoice, EngineOptions, connect};
 use std::net::SocketAddr;
@@ -37,9 +38,9 @@ pub struct RunArgs {
     /// How many shards Stacks are spread over (the same for every replica).
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub shards: u32,
-    /// How long a shard stays with a replica that stopped renewing it
-    /// (whole seconds, at least 2s).
-    #[arg(long, default_value = "15s", value_parser = humantime::parse_duration)]
+    /// The longest a replica that stopped renewing keeps its shards: another
+    /// replica takes them within this (whole seconds, at least 3s).
+    #[arg(long, default_value = "15s", value_parser = parse_lease_duration)]
     pub lease_duration: Duration,
     /// A configuration file with grants: what the Stacks of some namespaces
     /// may touch beyond their own namespace.
@@ -65,6 +66,18 @@ pub struct RunArgs {
     /// Where /metrics (Prometheus text) and /healthz are served.
     #[arg(long, default_value = "0.0.0.0:8080")]
     pub metrics_address: SocketAddr,
+}
+
+/// A `--lease-duration` value: whole seconds, at least the shortest the shards allow.
+fn parse_lease_duration(value: &str) -> Result<Duration, String> {
+    let duration = humantime::parse_duration(value).map_err(|e| e.to_string())?;
+    if duration.subsec_nanos() != 0 || duration < MIN_LEASE_DURATION {
+        return Err(format!(
+            "a lease duration is whole seconds, at least {}s (Leases count seconds), got '{value}'",
+            MIN_LEASE_DURATION.as_secs()
+        ));
+    }
+    Ok(duration)
 }
 
 /// A `--grant-namespace` value: `STACKS=NAMESPACES`.

@@ -1,5 +1,6 @@
 //! A krt-sim cluster with the Stack CRD installed and one in-process
-//! controller reconciling it, and the waits the tests share.
+//! controller reconciling it, the waits the tests share, and the test
+//! components they run.
 
 use krt_controller::install::crd;
 use krt_controller::{Grants, Settings, ShardSettings, Stack, StackController};
@@ -9,6 +10,7 @@ use kube::Api;
 use kube::api::PostParams;
 use serde_json::{Value, json};
 use std::future::Future;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -32,6 +34,14 @@ pub struct Harness {
 impl Harness {
     /// Starts everything; Stacks may touch what `grants` allow beyond their namespace.
     pub async fn start(grants: Grants) -> Harness {
+        Harness::start_with_component_dirs(grants, Vec::new()).await
+    }
+
+    /// As [`Harness::start`], with the controller's `--component-dir`s.
+    pub async fn start_with_component_dirs(
+        grants: Grants,
+        component_dirs: Vec<PathBuf>,
+    ) -> Harness {
         // The controller's logs, as RUST_LOG says (shown for failed tests).
         let _ = tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
@@ -51,10 +61,10 @@ impl Harness {
                 identity: "test-replica".into(),
                 namespace: LEASES.into(),
                 shards: 2,
-                lease_duration: Duration::from_secs(2),
+                lease_duration: Duration::from_secs(3),
             },
             grants,
-            component_dirs: Vec::new(),
+            component_dirs,
             concurrency: 4,
             resource_concurrency: 4,
             metrics_address: Some("127.0.0.1:0".parse().expect("an address")),
@@ -210,4 +220,22 @@ where
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// The bytes of the `tagger` middleware of `tests/middleware` (it sets the
+/// annotation `team: platform` on every plan without a `team` annotation),
+/// built where `tests/build.rs` builds it, so an up-to-date one is reused.
+pub async fn tagger_component() -> Vec<u8> {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("controller/ sits in the workspace root")
+        .to_path_buf();
+    let path = tokio::task::spawn_blocking(move || {
+        krt_wasm_build::test_examples(&workspace, "krt-test-middleware", &["tagger"])
+    })
+    .await
+    .expect("the build task ends")
+    .unwrap_or_else(|e| panic!("building the tagger middleware failed: {e}"))
+    .remove(0);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
