@@ -344,8 +344,8 @@ async fn two_controller_processes_reconcile_each_stack_exactly_once() {
     let cluster = SimCluster::start().await;
     install(&cluster).await;
     let counts = count_writes(&cluster).await;
-    let _a = run_controller(&cluster, "replica-a", "2s");
-    let _b = run_controller(&cluster, "replica-b", "2s");
+    let _a = run_controller(&cluster, "replica-a", "3s");
+    let _b = run_controller(&cluster, "replica-b", "3s");
     // Both replicas hold two of the four shards once they have balanced.
     let balanced = until(
         "the shards balanced",
