@@ -81,8 +81,8 @@ async fn main() {
 /// The pass-through middleware of `tests/middleware`, built as `tests/build.rs`
 /// builds it (in the same target directory, so an up-to-date one is reused).
 fn passthrough_component() -> PathBuf {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    match krt_wasm_build::test_examples(workspace, "krt-test-middleware", &["passthrough"]) {
+    let workspace = krt_testkit::workspace();
+    match krt_wasm_build::test_examples(&workspace, "krt-test-middleware", &["passthrough"]) {
         Ok(mut paths) => paths.remove(0),
         Err(e) => panic!("building the pass-through middleware failed: {e}"),
     }

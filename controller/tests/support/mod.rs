@@ -10,7 +10,7 @@ use kube::Api;
 use kube::api::PostParams;
 use serde_json::{Value, json};
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -226,10 +226,7 @@ where
 /// annotation `team: platform` on every plan without a `team` annotation),
 /// built where `tests/build.rs` builds it, so an up-to-date one is reused.
 pub async fn tagger_component() -> Vec<u8> {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("controller/ sits in the workspace root")
-        .to_path_buf();
+    let workspace = krt_testkit::workspace();
     let path = tokio::task::spawn_blocking(move || {
         krt_wasm_build::test_examples(&workspace, "krt-test-middleware", &["tagger"])
     })
