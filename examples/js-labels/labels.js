@@ -1,7 +1,7 @@
 // A krt middleware in JavaScript (world `kusion:runtime/middleware`): labels every plan
 // `app.kubernetes.io/managed-by: krt` (and `team`, from its `team` annotation), and refuses
 // Services of type LoadBalancer in namespaces named `dev-*`. Everything else passes through.
-import * as next from 'kusion:runtime/runtime@0.1.1';
+import * as next from 'kusion:runtime/runtime@0.1.2';
 
 const refuse = (message) => ({
   action: 'unchanged', retries: 0,

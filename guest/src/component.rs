@@ -18,11 +18,11 @@ pub mod bindings {
 }
 
 pub use bindings::export;
-pub use bindings::exports::kusion::runtime::{logic, runtime as rt};
+pub use bindings::exports::kusion::runtime::{logic, observed_apply as observed, runtime as rt};
 pub use bindings::kusion::runtime::types as t;
 use bindings::kusion::runtime::{host, kubernetes as k8s};
 
-/// krt's standard runtime: both exported interfaces, calling the library.
+/// krt's standard runtime: every exported interface, calling the library.
 /// Wrapper components delegate to it (`<Component as rt::Guest>::apply(..)`).
 pub struct Component;
 
@@ -362,41 +362,66 @@ impl HostServices for Imports {
 
 // ---- exports ----
 
-impl rt::Guest for Component {
-    fn apply(
-        prior: Option<t::Resource>,
-        plan: Option<t::Resource>,
-        o: rt::ApplyOptions,
-    ) -> rt::ApplyResponse {
-        let options = m::ApplyOptions {
-            dry_run: o.dry_run,
-            mode: map_enum!(o.mode, rt::ApplyMode => m::ApplyMode { ServerSide, ClientSideThreeWay }),
-            field_manager: o.field_manager,
-            force: o.force,
-            replace_on_immutable: o.replace_on_immutable,
-            default_namespace: o.default_namespace,
-            offline: o.offline,
-            ignore_paths: o.ignore_paths,
-        };
-        let r = match resources_in(prior, plan) {
-            Ok((prior, plan)) => {
-                crate::runtime::apply(&Imports, &Imports, prior.as_ref(), plan.as_ref(), &options)
-            }
-            Err(status) => m::ApplyResponse {
+fn apply_options_in(o: rt::ApplyOptions) -> m::ApplyOptions {
+    m::ApplyOptions {
+        dry_run: o.dry_run,
+        mode: map_enum!(o.mode, rt::ApplyMode => m::ApplyMode { ServerSide, ClientSideThreeWay }),
+        field_manager: o.field_manager,
+        force: o.force,
+        replace_on_immutable: o.replace_on_immutable,
+        default_namespace: o.default_namespace,
+        offline: o.offline,
+        ignore_paths: o.ignore_paths,
+    }
+}
+
+fn apply_response_out(r: m::ApplyResponse) -> rt::ApplyResponse {
+    rt::ApplyResponse {
+        resource: r.resource.map(resource_out),
+        live: r.live.map(|v| v.to_string()),
+        action: map_enum!(r.action, m::Action => rt::Action { Create, Update, Unchanged, Delete, Replace }),
+        status: r.status.map(status_out),
+        retries: r.retries,
+    }
+}
+
+/// `apply` with its WIT arguments: malformed resources fail the call.
+fn apply_in(
+    prior: Option<t::Resource>,
+    plan: Option<t::Resource>,
+    observation: Option<m::Observation>,
+    o: rt::ApplyOptions,
+) -> m::ObservedResponse {
+    let options = apply_options_in(o);
+    match resources_in(prior, plan) {
+        Ok((prior, plan)) => crate::runtime::apply_observed(
+            &Imports,
+            &Imports,
+            prior.as_ref(),
+            plan.as_ref(),
+            observation.as_ref(),
+            &options,
+        ),
+        Err(status) => m::ObservedResponse {
+            response: m::ApplyResponse {
                 resource: None,
                 live: None,
                 action: m::Action::Unchanged,
                 status: Some(status),
                 retries: 0,
             },
-        };
-        rt::ApplyResponse {
-            resource: r.resource.map(resource_out),
-            live: r.live.map(|v| v.to_string()),
-            action: map_enum!(r.action, m::Action => rt::Action { Create, Update, Unchanged, Delete, Replace }),
-            status: r.status.map(status_out),
-            retries: r.retries,
-        }
+            observation: None,
+        },
+    }
+}
+
+impl rt::Guest for Component {
+    fn apply(
+        prior: Option<t::Resource>,
+        plan: Option<t::Resource>,
+        o: rt::ApplyOptions,
+    ) -> rt::ApplyResponse {
+        apply_response_out(apply_in(prior, plan, None, o).response)
     }
 
     fn read(
@@ -472,6 +497,28 @@ fn object_arg(text: &str, what: &str) -> Result<Value, t::Status> {
 
 fn optional_arg(text: Option<String>, what: &str) -> Result<Option<Value>, t::Status> {
     text.map(|t| object_arg(&t, what)).transpose()
+}
+
+impl observed::Guest for Component {
+    fn apply_observed(
+        prior: Option<t::Resource>,
+        plan: Option<t::Resource>,
+        observation: Option<observed::Observation>,
+        o: rt::ApplyOptions,
+    ) -> observed::ObservedResponse {
+        let observation = observation.map(|o| match o {
+            observed::Observation::Absent => m::Observation::Absent,
+            observed::Observation::Seen(text) => m::Observation::Seen(text),
+        });
+        let r = apply_in(prior, plan, observation, o);
+        observed::ObservedResponse {
+            response: apply_response_out(r.response),
+            observation: r.observation.map(|o| match o {
+                m::Observation::Absent => observed::Observation::Absent,
+                m::Observation::Seen(text) => observed::Observation::Seen(text),
+            }),
+        }
+    }
 }
 
 impl logic::Guest for Component {

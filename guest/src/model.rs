@@ -466,6 +466,26 @@ impl ApplyResponse {
     }
 }
 
+/// What an apply saw of the live object before it wrote (WIT
+/// `observed-apply.observation`): handed to a later apply of the same plan,
+/// it spares that apply the read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Observation {
+    /// No object existed, or none can yet (its Namespace or CRD is still to be created).
+    Absent,
+    /// The object as the runtime read it (JSON), opaque to callers.
+    Seen(String),
+}
+
+/// Result of `observed-apply.apply-observed`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObservedResponse {
+    /// What `runtime.apply` answers for the same call.
+    pub response: ApplyResponse,
+    /// What the call saw before it wrote; `None` when it failed before that, and after a delete.
+    pub observation: Option<Observation>,
+}
+
 /// Options of `runtime.read`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReadOptions {

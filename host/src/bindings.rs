@@ -1,10 +1,11 @@
-//! The host's Rust bindings of `wit/`: the `cluster-middleware` world, the
-//! widest one krt hosts (every import krt implements: `kubernetes`, `host`,
-//! `types` and `runtime`, the next link of a chain; and the `runtime` export
-//! every link has; a runtime component uses a subset of it), and the optional
-//! `logic` export of the `krt-guest` world, generated on top of the same
-//! import bindings. Imports are async (they await kube-rs, or the next link)
-//! and may trap for host bugs; exports are called with `call_*` async methods.
+//! The host's Rust bindings of `wit/`: the imports of the `cluster-middleware`
+//! world, the widest one krt hosts (every import krt implements: `kubernetes`,
+//! `host`, `types` and `runtime`, the next link of a chain; a runtime component
+//! uses a subset of them), and the exports of the `krt-guest` world, generated
+//! on top of the same import bindings: `runtime`, which every link has, and the
+//! optional `logic` and `observed-apply`. Imports are async (they await
+//! kube-rs, or the next link) and may trap for host bugs; exports are called
+//! with `call_*` async methods.
 
 wasmtime::component::bindgen!({
     path: "../wit",
@@ -16,7 +17,6 @@ wasmtime::component::bindgen!({
     },
 });
 
-pub use exports::kusion::runtime::runtime;
 /// The `runtime` import of a middleware: the next link of the chain.
 pub use kusion::runtime::runtime as next;
 pub use kusion::runtime::{host as host_services, kubernetes, types};
@@ -36,4 +36,7 @@ mod guest_world {
     });
 }
 
-pub use guest_world::exports::kusion::runtime::logic;
+/// The `runtime` export every link has, from world `krt-guest` so that
+/// `observed-apply`'s types are its types.
+pub use guest_world::exports::kusion::runtime::runtime;
+pub use guest_world::exports::kusion::runtime::{logic, observed_apply as observed};

@@ -3,7 +3,7 @@
 //! engine's settings), check the component's imports and exports against what
 //! krt offers, link once, instantiate per call through `InstancePre`.
 
-use crate::bindings::{logic as l, runtime as rt};
+use crate::bindings::{logic as l, observed as o, runtime as rt};
 use crate::error::Error;
 use crate::state::{HostState, Limits};
 use std::path::PathBuf;
@@ -17,7 +17,7 @@ use wasmtime::{
 /// The version of the `kusion:runtime` WIT package this host implements;
 /// components built against a semver-compatible version (any `0.1.x`, so
 /// also `0.1.0`, from before middleware existed) load.
-pub const WIT_VERSION: &str = "0.1.1";
+pub const WIT_VERSION: &str = "0.1.2";
 
 /// The `kusion:runtime` interfaces a runtime component may import.
 const RUNTIME_IMPORTS: &[&str] = &["kubernetes", "host", "types"];
@@ -182,16 +182,18 @@ pub(crate) async fn load_component(
     let pre = linker.instantiate_pre(&component).map_err(mismatch)?;
     let runtime = rt::GuestIndices::new(&pre).map_err(mismatch)?;
     let logic = l::GuestIndices::new(&pre).ok();
+    let observed = o::GuestIndices::new(&pre).ok();
     Ok(Loaded {
         pre,
         runtime,
         logic,
+        observed,
         name,
     })
 }
 
 /// A component compiled, checked and linked: instantiate it from `pre`, then
-/// find its exports with `runtime` and `logic`.
+/// find its exports with `runtime`, `logic` and `observed`.
 pub(crate) struct Loaded {
     /// The linked component.
     pub(crate) pre: InstancePre<HostState>,
@@ -199,6 +201,8 @@ pub(crate) struct Loaded {
     pub(crate) runtime: rt::GuestIndices,
     /// Where its `logic` export is; `None` when it has none.
     pub(crate) logic: Option<l::GuestIndices>,
+    /// Where its `observed-apply` export is; `None` when it has none.
+    pub(crate) observed: Option<o::GuestIndices>,
     /// How messages name it, for example `component 'x.wasm'`.
     pub(crate) name: String,
 }

@@ -7,9 +7,9 @@ use futures::StreamExt;
 use krt_guest::cluster::{Cluster, HostServices, WatchStream};
 use krt_guest::model::{
     ApiError, ApiResource, ApplyOptions, ApplyResponse, CreateOptions, DeleteOptions,
-    DeleteRequest, Health, ListOptions, LogLevel, ObjectDiff, ObjectList, PatchOptions, PatchType,
-    Progress, ReadOptions, ReadResponse, Resource, Status, StatusCode, WatchEvent, WatchOptions,
-    WatchRequest, WatchResponse,
+    DeleteRequest, Health, ListOptions, LogLevel, ObjectDiff, ObjectList, Observation,
+    ObservedResponse, PatchOptions, PatchType, Progress, ReadOptions, ReadResponse, Resource,
+    Status, StatusCode, WatchEvent, WatchOptions, WatchRequest, WatchResponse,
 };
 use krt_stack::{Event, EventSink, Runtime, TracingSink};
 use serde_json::Value;
@@ -84,15 +84,32 @@ impl Runtime for NativeRuntime {
         plan: Option<&Resource>,
         options: &ApplyOptions,
     ) -> ApplyResponse {
+        self.apply_observed(prior, plan, None, options)
+            .await
+            .response
+    }
+
+    async fn apply_observed(
+        &self,
+        prior: Option<&Resource>,
+        plan: Option<&Resource>,
+        observation: Option<&Observation>,
+        options: &ApplyOptions,
+    ) -> ObservedResponse {
         let (prior, plan) = (prior.cloned(), plan.cloned());
+        let observation = observation.cloned();
         let mut options = options.clone();
         options.default_namespace = self.default_namespace(&options.default_namespace);
         let deleting = plan.is_none();
         self.run(move |c, h| {
-            krt_guest::runtime::apply(c, h, prior.as_ref(), plan.as_ref(), &options)
+            let (prior, plan) = (prior.as_ref(), plan.as_ref());
+            krt_guest::runtime::apply_observed(c, h, prior, plan, observation.as_ref(), &options)
         })
         .await
-        .unwrap_or_else(|status| ApplyResponse::failed(status, deleting))
+        .unwrap_or_else(|status| ObservedResponse {
+            response: ApplyResponse::failed(status, deleting),
+            observation: None,
+        })
     }
 
     async fn read(

@@ -147,10 +147,21 @@ impl<R: Runtime> Walk<'_, R> {
             return fail(report, &status);
         }
         let prior = self.state.get(&resource.id);
+        // A terminating object's observation is stale by the time it is gone.
+        let observation = planned
+            .observation
+            .as_ref()
+            .filter(|_| !planned.terminating);
         let r = self
             .runtime
-            .apply(prior.as_ref(), Some(resource), &self.settings.options)
-            .await;
+            .apply_observed(
+                prior.as_ref(),
+                Some(resource),
+                observation,
+                &self.settings.options,
+            )
+            .await
+            .response;
         if let Some(status) = r.status.as_ref().filter(|s| s.is_error()) {
             return fail(report, status);
         }
@@ -405,6 +416,7 @@ mod tests {
             status: None,
             diff: ObjectDiff::default(),
             terminating: false,
+            observation: None,
         };
         let plan = Plan {
             planned: vec![planned; stack.resources.len()],

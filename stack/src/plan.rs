@@ -11,7 +11,9 @@ use crate::runtime::Runtime;
 use crate::state::State;
 use futures::StreamExt;
 use krt_guest::id::ResourceId;
-use krt_guest::model::{Action, ApplyOptions, ObjectDiff, Resource, Status, StatusCode};
+use krt_guest::model::{
+    Action, ApplyOptions, ObjectDiff, Observation, Resource, Status, StatusCode,
+};
 use krt_guest::target::Manifest;
 
 /// What the preview predicts for one input resource.
@@ -26,6 +28,10 @@ pub struct Planned {
     /// The live object is being deleted (a Namespace still Terminating): the
     /// apply waits until it is gone, then creates it again.
     pub terminating: bool,
+    /// What the dry run saw of the object (absent, when its Namespace or CRD
+    /// is still to be created): the write starts from it instead of reading
+    /// the object again. `None` when the write must read first.
+    pub observation: Option<Observation>,
 }
 
 impl Planned {
@@ -35,6 +41,7 @@ impl Planned {
             status: Some(status),
             diff: ObjectDiff::default(),
             terminating: false,
+            observation: None,
         }
     }
 }
@@ -212,6 +219,8 @@ async fn predict<R: Runtime>(
     dry: &ApplyOptions,
     how: Prediction,
 ) -> Planned {
+    // What the server would store is the plan itself: the object does not
+    // exist yet (and, with its Namespace or CRD still to come, cannot).
     let predicted_create = || async {
         match runtime
             .diff(None, Some(&resource.attributes), &dry.ignore_paths)
@@ -222,6 +231,7 @@ async fn predict<R: Runtime>(
                 status: None,
                 diff,
                 terminating: false,
+                observation: Some(Observation::Absent),
             },
             Err(status) => Planned::failed(status),
         }
@@ -236,12 +246,16 @@ async fn predict<R: Runtime>(
         }
         Prediction::DryRun => {}
     }
-    let r = runtime.apply(prior, Some(resource), dry).await;
+    let observed = runtime
+        .apply_observed(prior, Some(resource), None, dry)
+        .await;
+    let r = observed.response;
     if let Some(live) = r.live.as_ref().filter(|l| gone::is_terminating(l)) {
         // What the server would store is a new object, once this one is gone.
         let mut planned = predicted_create().await;
         if planned.action.is_some() {
             planned.terminating = true;
+            planned.observation = None;
             planned.status = Some(krt_guest::errors::info(
                 StatusCode::Unknown,
                 gone::TERMINATING,
@@ -272,11 +286,17 @@ async fn predict<R: Runtime>(
         }
         _ => ObjectDiff::default(),
     };
+    // A replace deletes and reads again; only a create or an update writes
+    // against what the dry run saw.
+    let observation = matches!(r.action, Action::Create | Action::Update)
+        .then_some(observed.observation)
+        .flatten();
     Planned {
         action: Some(r.action),
         status: r.status,
         diff,
         terminating: false,
+        observation,
     }
 }
 
@@ -302,7 +322,13 @@ async fn stand_in_failure<R: Runtime>(
     let mut moved = resource.clone();
     moved.id = id.to_string();
     moved.attributes["metadata"]["namespace"] = STAND_IN_NAMESPACE.into();
-    let status = runtime.apply(None, Some(&moved), dry).await.status?;
+    // It cannot exist in its own namespace; in the stand-in, no read is needed
+    // either: a dry run validates the object whether or not one is there.
+    let status = runtime
+        .apply_observed(None, Some(&moved), Some(&Observation::Absent), dry)
+        .await
+        .response
+        .status?;
     let own_fault = matches!(
         status.code,
         StatusCode::Invalid

@@ -3,8 +3,8 @@
 //! drift, health), so that swapping the runtime swaps what the user sees.
 
 use krt_guest::model::{
-    ApplyOptions, ApplyResponse, DeleteRequest, Health, ObjectDiff, ReadOptions, ReadResponse,
-    Resource, Status, WatchRequest, WatchResponse,
+    ApplyOptions, ApplyResponse, DeleteRequest, Health, ObjectDiff, Observation, ObservedResponse,
+    ReadOptions, ReadResponse, Resource, Status, WatchRequest, WatchResponse,
 };
 use serde_json::Value;
 
@@ -21,6 +21,28 @@ pub trait Runtime: Send + Sync {
         plan: Option<&Resource>,
         options: &ApplyOptions,
     ) -> impl Future<Output = ApplyResponse> + Send;
+
+    /// [`Runtime::apply`], starting from `observation` (what an earlier apply
+    /// of this plan saw, for example a preview's dry run) instead of reading
+    /// the object again, and returning what it saw (WIT `observed-apply`).
+    ///
+    /// A runtime without it answers as [`Runtime::apply`] and observes nothing,
+    /// which is what this default does.
+    fn apply_observed(
+        &self,
+        prior: Option<&Resource>,
+        plan: Option<&Resource>,
+        observation: Option<&Observation>,
+        options: &ApplyOptions,
+    ) -> impl Future<Output = ObservedResponse> + Send {
+        let _ = observation;
+        async move {
+            ObservedResponse {
+                response: self.apply(prior, plan, options).await,
+                observation: None,
+            }
+        }
+    }
 
     /// Reads the live object of `plan` (or `prior`).
     fn read(

@@ -11,8 +11,9 @@ use crate::cluster::{Cluster, HostServices};
 use crate::errors::{self, Operation};
 use crate::merge;
 use crate::model::{
-    Action, ApiError, ApplyMode, ApplyOptions, ApplyResponse, CreateOptions, LogLevel,
-    PatchOptions, PatchType, Progress, PropagationPolicy, Resource, Status, StatusCode,
+    Action, ApiError, ApplyMode, ApplyOptions, ApplyResponse, CreateOptions, LogLevel, Observation,
+    ObservedResponse, PatchOptions, PatchType, Progress, PropagationPolicy, Resource, Status,
+    StatusCode,
 };
 use crate::normalize::{self, LAST_APPLIED_ANNOTATION};
 use crate::target::{self, Manifest, Target};
@@ -36,6 +37,22 @@ pub fn apply<C: Cluster, H: HostServices>(
     plan: Option<&Resource>,
     options: &ApplyOptions,
 ) -> ApplyResponse {
+    apply_observed(cluster, host, prior, plan, None, options).response
+}
+
+/// [`apply`], starting from `observation` (what an earlier apply of this plan
+/// saw) instead of reading the object first, when it is given and is of this
+/// object; it returns what it saw, for a later call. Given
+/// [`Observation::Seen`], a write is made without the dry run before it, with
+/// the seen `resourceVersion` as its precondition (WIT `observed-apply`).
+pub fn apply_observed<C: Cluster, H: HostServices>(
+    cluster: &C,
+    host: &H,
+    prior: Option<&Resource>,
+    plan: Option<&Resource>,
+    observation: Option<&Observation>,
+    options: &ApplyOptions,
+) -> ObservedResponse {
     let mut response = ApplyResponse {
         resource: None,
         live: None,
@@ -43,6 +60,7 @@ pub fn apply<C: Cluster, H: HostServices>(
         status: None,
         retries: 0,
     };
+    let mut seen = None;
     let result = match (plan, prior) {
         (Some(plan), _) => Manifest::from_resource(plan)
             .and_then(|m| {
@@ -63,12 +81,15 @@ pub fn apply<C: Cluster, H: HostServices>(
                     prior,
                     target,
                     live: None,
+                    observed: false,
+                    read: false,
                     retries: 0,
                     note: None,
                 };
-                let outcome = applier.run();
+                let outcome = applier.run(observation);
                 response.live = applier.live.as_ref().map(normalize::normalize);
                 response.retries = applier.retries;
+                seen = applier.observation();
                 outcome
             })
             .map(|(object, action, warning)| {
@@ -88,7 +109,10 @@ pub fn apply<C: Cluster, H: HostServices>(
         let id = plan.or(prior).map(|r| r.id.as_str()).unwrap_or("");
         host.log(LogLevel::Debug, &status.message, &[("id", id)]);
     }
-    response
+    ObservedResponse {
+        response,
+        observation: seen,
+    }
 }
 
 /// `apply` with no plan: delete the prior's object (action `delete`).
@@ -120,6 +144,14 @@ fn delete_prior<C: Cluster>(
     Ok(())
 }
 
+/// Whether a server-side apply that was to create the object found it there
+/// already: another manager than krt's own apply owns fields of it.
+fn existed_before(result: &Value) -> bool {
+    result["metadata"]["managedFields"]
+        .as_array()
+        .is_some_and(|entries| entries.len() > 1)
+}
+
 /// `body` with `live`'s resourceVersion as a precondition (M11).
 fn with_resource_version(mut body: Value, live: &Value) -> Value {
     if let (Some(rv), Some(root)) = (
@@ -143,8 +175,13 @@ struct Applier<'a, C, H> {
     plan: &'a Resource,
     prior: Option<&'a Resource>,
     target: Target,
-    /// The live object as last read (raw).
+    /// The live object as last read, or as observed by an earlier call (raw).
     live: Option<Value>,
+    /// Whether `live` is an earlier call's observation that this call has
+    /// not read again: a write is then made without a dry run before it.
+    observed: bool,
+    /// Whether `live` is known at all (read, or observed).
+    read: bool,
     /// Optimistic-concurrency retries so far.
     retries: u32,
     /// A note on the outcome (an update of the recorded configuration only).
@@ -190,13 +227,56 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
             .cluster
             .get(&self.target.api, self.namespace(), &self.target.name)
             .map_err(|e| self.map(&e, Operation::Get))?;
+        self.observed = false;
+        self.read = true;
         Ok(())
     }
 
-    /// GET, then write; on a conflict re-GET and retry (M11). The status is M10's
-    /// drift warning, when the write overwrites fields changed outside the tool.
-    fn run(&mut self) -> Result<(Value, Action, Option<Status>), Status> {
-        self.get()?;
+    /// Starts from `observation` when it is of this object: no read.
+    fn observe(&mut self, observation: &Observation) -> bool {
+        let live = match observation {
+            Observation::Absent => None,
+            Observation::Seen(text) => match serde_json::from_str::<Value>(text) {
+                Ok(live) if self.is_this_object(&live) => Some(live),
+                _ => return false,
+            },
+        };
+        self.live = live;
+        self.observed = true;
+        self.read = true;
+        true
+    }
+
+    /// Whether `object` is the target: its kind, namespace and name.
+    fn is_this_object(&self, object: &Value) -> bool {
+        let meta = &object["metadata"];
+        object["kind"].as_str() == Some(self.target.api.kind.as_str())
+            && meta["name"].as_str() == Some(self.target.name.as_str())
+            && meta["namespace"].as_str() == self.namespace()
+            && meta["resourceVersion"].is_string()
+    }
+
+    /// What this call saw before it wrote, for a later call.
+    fn observation(&self) -> Option<Observation> {
+        if !self.read {
+            return None;
+        }
+        Some(match &self.live {
+            None => Observation::Absent,
+            Some(live) => Observation::Seen(live.to_string()),
+        })
+    }
+
+    /// GET (unless `observation` stands for it), then write; on a conflict
+    /// re-GET and retry (M11). The status is M10's drift warning, when the
+    /// write overwrites fields changed outside the tool.
+    fn run(
+        &mut self,
+        observation: Option<&Observation>,
+    ) -> Result<(Value, Action, Option<Status>), Status> {
+        if !observation.is_some_and(|o| self.observe(o)) {
+            self.get()?;
+        }
         loop {
             let step = match self.options.mode {
                 ApplyMode::ServerSide => self.server_side()?,
@@ -263,6 +343,8 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
     }
 
     /// Server-side apply: dry run first to detect a no-op, then the real request.
+    /// From an observation the real request goes alone, preconditioned on the
+    /// seen `resourceVersion`.
     fn server_side(&mut self) -> Result<Step, Status> {
         let body = self.target.object.clone();
         let Some(live) = self.live.clone() else {
@@ -271,6 +353,13 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
             }
             return self.write_apply(&body, self.options.dry_run, Action::Create);
         };
+        if self.observed && !self.options.dry_run {
+            let body = with_resource_version(body, &live);
+            return match self.patch(PatchType::Apply, &body, false) {
+                Ok(result) => Ok(self.written(&live, result)),
+                Err(e) => self.write_failed(e),
+            };
+        }
         let predicted = if self.options.dry_run && self.options.offline {
             merge::apply_locally(&live, PatchType::Apply, &body)?
         } else {
@@ -293,9 +382,29 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
 
     fn write_apply(&mut self, body: &Value, dry_run: bool, action: Action) -> Result<Step, Status> {
         match self.patch(PatchType::Apply, body, dry_run) {
-            Ok(result) => Ok(Step::Done(result, action)),
+            Ok(result) => {
+                let action = match action {
+                    Action::Create if self.observed && existed_before(&result) => Action::Update,
+                    action => action,
+                };
+                Ok(Step::Done(result, action))
+            }
             Err(e) => self.write_failed(e),
         }
+    }
+
+    /// A write made with no dry run before it (from an observation): an
+    /// update, unless what the server stored equals the live object.
+    fn written(&mut self, live: &Value, result: Value) -> Step {
+        if self.unchanged(live, &result) {
+            match self.recorded_configuration_moves(live) {
+                Some(note) if self.options.mode == ApplyMode::ClientSideThreeWay => {
+                    self.note = Some(note);
+                }
+                _ => return Step::Done(result, Action::Unchanged),
+            }
+        }
+        Step::Done(result, Action::Update)
     }
 
     /// Client-side three-way merge: create when absent, else patch from prior, plan and live.
@@ -317,6 +426,12 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
             return Ok(Step::Done(live, Action::Unchanged));
         }
         let body = with_resource_version(computed.body, &live);
+        if self.observed && !self.options.dry_run {
+            return match self.patch(computed.type_, &body, false) {
+                Ok(result) => Ok(self.written(&live, result)),
+                Err(e) => self.write_failed(e),
+            };
+        }
         let offline = self.options.dry_run && self.options.offline;
         let predicted = match merge::apply_locally(&live, computed.type_, &body) {
             Ok(local) if offline || self.unchanged(&live, &local) => local,

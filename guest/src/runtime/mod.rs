@@ -9,7 +9,7 @@ mod last_applied;
 mod read;
 mod watch;
 
-pub use apply::{LAST_APPLIED_ONLY, apply};
+pub use apply::{LAST_APPLIED_ONLY, apply, apply_observed};
 pub use delete::{DELETE_WAIT_MS, delete};
 pub use read::read;
 pub use watch::watch;

@@ -5,7 +5,7 @@
 
 use super::failure::{self, too_large};
 use super::stats::Counters;
-use crate::bindings::{logic as l, runtime as rt};
+use crate::bindings::{logic as l, observed as o, runtime as rt};
 use crate::cluster::KubeCluster;
 use crate::engine::{EPOCH_TICK, Loaded};
 use crate::policy::Policy;
@@ -98,6 +98,11 @@ impl Chain {
         self.links.iter().position(|l| l.loaded.logic.is_some())
     }
 
+    /// Whether link `at` exports `observed-apply`.
+    pub(crate) fn observes(&self, at: usize) -> bool {
+        self.links[at].loaded.observed.is_some()
+    }
+
     /// A fresh store for link `at` with its limits applied; a middleware's
     /// store can call the link after it. The CPU budget is enforced by the
     /// epoch callback, which charges the guest only for time outside host
@@ -188,32 +193,78 @@ impl Chain {
         .await
     }
 
-    /// Calls `logic.<export>` of a fresh instance of link `at` (which exports
-    /// `logic`, see [`Chain::logic_link`]) through `call`.
-    pub(crate) async fn call_logic<T>(
+    /// Calls `<interface>.<export>` of a fresh instance of link `at`, for an
+    /// interface `I` the link may lack (see [`Chain::logic_link`]) through `call`.
+    pub(crate) async fn call_optional<I: OptionalExport, T>(
         self: &Arc<Self>,
         at: usize,
         export: &str,
         size: impl FnOnce(&T) -> usize,
         call: impl for<'a> FnOnce(
-            &'a l::Guest,
+            &'a I::Guest,
             &'a mut Store<HostState>,
         ) -> BoxFuture<'a, wasmtime::Result<T>>
         + Send
         + 'static,
     ) -> Result<T, Status> {
-        let export = format!("logic.{export}");
+        let export = format!("{}.{export}", I::INTERFACE);
         self.run(at, &export, size, move |loaded, store| {
             Box::pin(async move {
-                let indices = loaded
-                    .logic
-                    .as_ref()
-                    .ok_or_else(|| wasmtime::Error::msg("the component exports no `logic`"))?;
+                let indices = I::of(loaded).ok_or_else(|| {
+                    wasmtime::Error::msg(format!("the component exports no `{}`", I::INTERFACE))
+                })?;
                 let instance = loaded.pre.instantiate_async(&mut *store).await?;
                 let guest = indices.load(&mut *store, &instance)?;
                 call(&guest, store).await
             })
         })
         .await
+    }
+}
+
+/// An interface a link may export besides `runtime`: where it is in a
+/// loaded component, and its functions in an instance.
+pub(crate) trait OptionalExport: Sized + Send + Sync + 'static {
+    /// Its functions in one instance.
+    type Guest: Send + Sync;
+    /// Its name in messages, for example `logic`.
+    const INTERFACE: &'static str;
+    /// Where it is in `loaded`; `None` when the component lacks it.
+    fn of(loaded: &Loaded) -> Option<&Self>;
+    /// Its functions in `instance`.
+    fn load(
+        &self,
+        store: &mut Store<HostState>,
+        instance: &wasmtime::component::Instance,
+    ) -> wasmtime::Result<Self::Guest>;
+}
+
+impl OptionalExport for l::GuestIndices {
+    type Guest = l::Guest;
+    const INTERFACE: &'static str = "logic";
+    fn of(loaded: &Loaded) -> Option<&Self> {
+        loaded.logic.as_ref()
+    }
+    fn load(
+        &self,
+        store: &mut Store<HostState>,
+        instance: &wasmtime::component::Instance,
+    ) -> wasmtime::Result<l::Guest> {
+        l::GuestIndices::load(self, store, instance)
+    }
+}
+
+impl OptionalExport for o::GuestIndices {
+    type Guest = o::Guest;
+    const INTERFACE: &'static str = "observed-apply";
+    fn of(loaded: &Loaded) -> Option<&Self> {
+        loaded.observed.as_ref()
+    }
+    fn load(
+        &self,
+        store: &mut Store<HostState>,
+        instance: &wasmtime::component::Instance,
+    ) -> wasmtime::Result<o::Guest> {
+        o::GuestIndices::load(self, store, instance)
     }
 }

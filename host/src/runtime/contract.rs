@@ -7,14 +7,14 @@
 use super::ComponentRuntime;
 use super::chain::{BoxFuture, Chain};
 use super::failure::{invalid_result, resource_size, returned_resource, status_size};
-use crate::bindings::{runtime as rt, types as t};
+use crate::bindings::{logic as l, observed as o, runtime as rt, types as t};
 use crate::convert::{
     action_from_wit, apply_options_to_wit, delete_request_to_wit, health_from_wit, resource_to_wit,
     status_from_wit,
 };
 use krt_guest::model::{
-    ApplyOptions, ApplyResponse, DeleteRequest, Health, ObjectDiff, ReadOptions, ReadResponse,
-    Resource, Status, WatchRequest, WatchResponse,
+    ApplyOptions, ApplyResponse, DeleteRequest, Health, ObjectDiff, Observation, ObservedResponse,
+    ReadOptions, ReadResponse, Resource, Status, WatchRequest, WatchResponse,
 };
 use krt_stack::Runtime;
 use serde_json::Value;
@@ -26,6 +26,13 @@ fn opt_status_size(s: &Option<t::Status>) -> usize {
 
 fn opt_resource_size(r: &Option<t::Resource>) -> usize {
     r.as_ref().map_or(0, resource_size)
+}
+
+/// Bytes of an apply's answer.
+fn apply_size(r: &rt::ApplyResponse) -> usize {
+    opt_resource_size(&r.resource)
+        + r.live.as_ref().map_or(0, String::len)
+        + opt_status_size(&r.status)
 }
 
 impl Chain {
@@ -41,51 +48,122 @@ impl Chain {
             let prior_w = prior.map(resource_to_wit);
             let plan_w = plan.map(resource_to_wit);
             let opts = apply_options_to_wit(options);
-            let size = |r: &rt::ApplyResponse| {
-                opt_resource_size(&r.resource)
-                    + r.live.as_ref().map_or(0, String::len)
-                    + opt_status_size(&r.status)
-            };
             let answer = self
-                .call(at, "apply", size, move |g, store| {
+                .call(at, "apply", apply_size, move |g, store| {
                     Box::pin(async move {
                         g.call_apply(store, prior_w.as_ref(), plan_w.as_ref(), &opts)
                             .await
                     })
                 })
                 .await;
-            let failed = |status: Status| ApplyResponse::failed(status, plan.is_none());
-            let r = match answer {
-                Ok(r) => r,
-                Err(status) => return failed(status),
-            };
-            let who = self.settings(at).role.to_string();
-            let resource = match r
-                .resource
-                .map(|r| returned_resource(&who, "runtime.apply", r))
-                .transpose()
-            {
-                Ok(resource) => resource,
-                Err(status) => return failed(status),
-            };
-            let live = match r.live.map(|l| serde_json::from_str(&l)).transpose() {
-                Ok(live) => live,
-                Err(e) => {
-                    return failed(invalid_result(
-                        &who,
-                        "runtime.apply",
-                        format!("invalid live JSON: {e}"),
-                    ));
-                }
-            };
-            ApplyResponse {
-                resource,
-                live,
-                action: action_from_wit(r.action),
-                status: r.status.map(status_from_wit),
-                retries: r.retries,
+            match answer {
+                Ok(r) => self.apply_response(at, "runtime.apply", r, plan.is_none()),
+                Err(status) => ApplyResponse::failed(status, plan.is_none()),
             }
         })
+    }
+
+    /// `observed-apply.apply-observed` of link `at` when it exports it, else
+    /// its `runtime.apply`, which observes nothing.
+    pub(crate) async fn apply_observed(
+        self: &Arc<Self>,
+        at: usize,
+        prior: Option<&Resource>,
+        plan: Option<&Resource>,
+        observation: Option<&Observation>,
+        options: &ApplyOptions,
+    ) -> ObservedResponse {
+        if !self.observes(at) {
+            return ObservedResponse {
+                response: self.apply(at, prior, plan, options).await,
+                observation: None,
+            };
+        }
+        let prior_w = prior.map(resource_to_wit);
+        let plan_w = plan.map(resource_to_wit);
+        let observation_w = observation.map(|o| match o {
+            Observation::Absent => o::Observation::Absent,
+            Observation::Seen(text) => o::Observation::Seen(text.clone()),
+        });
+        let opts = apply_options_to_wit(options);
+        let size = |r: &o::ObservedResponse| {
+            apply_size(&r.response)
+                + match &r.observation {
+                    Some(o::Observation::Seen(text)) => text.len(),
+                    _ => 0,
+                }
+        };
+        let answer = self
+            .call_optional::<o::GuestIndices, _>(at, "apply-observed", size, move |g, store| {
+                Box::pin(async move {
+                    g.call_apply_observed(
+                        store,
+                        prior_w.as_ref(),
+                        plan_w.as_ref(),
+                        observation_w.as_ref(),
+                        &opts,
+                    )
+                    .await
+                })
+            })
+            .await;
+        let deleting = plan.is_none();
+        match answer {
+            Ok(r) => ObservedResponse {
+                response: self.apply_response(
+                    at,
+                    "observed-apply.apply-observed",
+                    r.response,
+                    deleting,
+                ),
+                observation: r.observation.map(|o| match o {
+                    o::Observation::Absent => Observation::Absent,
+                    o::Observation::Seen(text) => Observation::Seen(text),
+                }),
+            },
+            Err(status) => ObservedResponse {
+                response: ApplyResponse::failed(status, deleting),
+                observation: None,
+            },
+        }
+    }
+
+    /// An apply's answer from link `at`'s `export`, checked: a returned
+    /// resource that is not the plan's, or `live` that is not JSON, fails it.
+    fn apply_response(
+        &self,
+        at: usize,
+        export: &str,
+        r: rt::ApplyResponse,
+        deleting: bool,
+    ) -> ApplyResponse {
+        let failed = |status: Status| ApplyResponse::failed(status, deleting);
+        let who = self.settings(at).role.to_string();
+        let resource = match r
+            .resource
+            .map(|r| returned_resource(&who, export, r))
+            .transpose()
+        {
+            Ok(resource) => resource,
+            Err(status) => return failed(status),
+        };
+        let live = match r.live.map(|l| serde_json::from_str(&l)).transpose() {
+            Ok(live) => live,
+            Err(e) => {
+                return failed(invalid_result(
+                    &who,
+                    export,
+                    format!("invalid live JSON: {e}"),
+                ));
+            }
+        };
+        ApplyResponse {
+            resource,
+            live,
+            action: action_from_wit(r.action),
+            status: r.status.map(status_from_wit),
+            retries: r.retries,
+        }
     }
 
     /// `runtime.read` of link `at`.
@@ -211,6 +289,22 @@ impl Runtime for ComponentRuntime {
         self.chain().apply(0, prior, plan, &options).await
     }
 
+    async fn apply_observed(
+        &self,
+        prior: Option<&Resource>,
+        plan: Option<&Resource>,
+        observation: Option<&Observation>,
+        options: &ApplyOptions,
+    ) -> ObservedResponse {
+        let options = ApplyOptions {
+            default_namespace: self.default_namespace(&options.default_namespace),
+            ..options.clone()
+        };
+        self.chain()
+            .apply_observed(0, prior, plan, observation, &options)
+            .await
+    }
+
     async fn read(
         &self,
         prior: Option<&Resource>,
@@ -252,7 +346,7 @@ impl Runtime for ComponentRuntime {
         let (b, a) = (before.map(Value::to_string), after.map(Value::to_string));
         let paths = ignore_paths.to_vec();
         let answer = chain
-            .call_logic(at, "diff", diff_size, move |g, store| {
+            .call_optional::<l::GuestIndices, _>(at, "diff", diff_size, move |g, store| {
                 Box::pin(
                     async move { g.call_diff(store, b.as_deref(), a.as_deref(), &paths).await },
                 )
@@ -274,7 +368,7 @@ impl Runtime for ComponentRuntime {
         let (p, l) = (prior.to_string(), live.map(Value::to_string));
         let paths = ignore_paths.to_vec();
         let answer = chain
-            .call_logic(at, "drift", diff_size, move |g, store| {
+            .call_optional::<l::GuestIndices, _>(at, "drift", diff_size, move |g, store| {
                 Box::pin(async move { g.call_drift(store, &p, l.as_deref(), &paths).await })
             })
             .await;
@@ -295,7 +389,7 @@ impl Runtime for ComponentRuntime {
             Err(s) => status_size(s),
         };
         let answer = chain
-            .call_logic(at, "health", size, move |g, store| {
+            .call_optional::<l::GuestIndices, _>(at, "health", size, move |g, store| {
                 Box::pin(async move { g.call_health(store, &text).await })
             })
             .await;

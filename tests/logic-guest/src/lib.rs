@@ -9,7 +9,7 @@ pub const MARK: &str = "# diff by the marked test component";
 #[cfg(target_arch = "wasm32")]
 #[allow(unsafe_code, reason = "wit-bindgen's generated import and export glue")]
 mod component {
-    use krt_guest::component::{Component, logic, rt, t};
+    use krt_guest::component::{Component, logic, observed, rt, t};
 
     /// krt's runtime with marked logic.
     struct Marked;
@@ -39,6 +39,17 @@ mod component {
 
         fn watch(resource: t::Resource, options: rt::WatchOptions) -> rt::WatchResponse {
             <Component as rt::Guest>::watch(resource, options)
+        }
+    }
+
+    impl observed::Guest for Marked {
+        fn apply_observed(
+            prior: Option<t::Resource>,
+            plan: Option<t::Resource>,
+            observation: Option<observed::Observation>,
+            options: rt::ApplyOptions,
+        ) -> observed::ObservedResponse {
+            <Component as observed::Guest>::apply_observed(prior, plan, observation, options)
         }
     }
 

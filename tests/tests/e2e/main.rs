@@ -17,6 +17,7 @@ mod idempotence;
 mod kubeconfig;
 mod logic;
 mod middleware;
+mod observed;
 mod real_cluster;
 mod requests;
 mod retries;

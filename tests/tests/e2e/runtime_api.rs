@@ -1,10 +1,8 @@
 //! The Rust `Runtime` API (component-backed) against a simulator.
 
-use crate::support::{Runtimes, SimCluster, resource};
+use crate::support::{Runtimes, SimCluster, foreign_write, resource};
 use krt_host::Runtime;
 use krt_host::model::{Action, ApplyMode, ApplyOptions, DeleteRequest, ReadOptions, StatusCode};
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
-use kube::discovery::ApiResource;
 use serde_json::json;
 
 fn configmap(name: &str, data: serde_json::Value) -> serde_json::Value {
@@ -12,16 +10,6 @@ fn configmap(name: &str, data: serde_json::Value) -> serde_json::Value {
         .namespace("default")
         .data(data)
         .value()
-}
-
-async fn foreign_write(cluster: &SimCluster, name: &str, key: &str, value: &str) {
-    let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
-    let api: Api<DynamicObject> = Api::namespaced_with(cluster.client.clone(), "default", &ar);
-    api.patch(name, &PatchParams::apply("someone-else"), &Patch::Apply(json!({
-        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {key: value}
-    })))
-    .await
-    .expect("foreign writer patches");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -51,3 +51,40 @@ impl Runtimes for SimCluster {
         Arc::new(KubeCluster::new(self.client.clone(), namespace))
     }
 }
+
+/// The requests for object `name` of `namespace`'s ConfigMaps, by verb
+/// (in verb order), as the simulator counted them.
+pub fn configmap_requests(
+    r: &krt_sim::RequestCounts,
+    namespace: &str,
+    name: &str,
+) -> Vec<(String, u64)> {
+    let path = format!("/api/v1/namespaces/{namespace}/configmaps/{name}");
+    r.iter()
+        .filter(|(_, p, _)| *p == path)
+        .map(|(v, _, n)| (v.to_owned(), n))
+        .collect()
+}
+
+/// Request counts by verb, as [`configmap_requests`] gives them.
+pub fn verbs(list: &[(&str, u64)]) -> Vec<(String, u64)> {
+    list.iter().map(|(v, n)| (v.to_string(), *n)).collect()
+}
+
+/// Another field manager (`someone-else`) sets `data.<key>` of ConfigMap
+/// `default/<name>` by server-side apply, directly (not through krt).
+pub async fn foreign_write(cluster: &SimCluster, name: &str, key: &str, value: &str) {
+    use kube::api::{Api, DynamicObject, Patch, PatchParams};
+    let ar = kube::discovery::ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
+    let api: Api<DynamicObject> = Api::namespaced_with(cluster.client.clone(), "default", &ar);
+    let patch = serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {key: value}
+    });
+    api.patch(
+        name,
+        &PatchParams::apply("someone-else"),
+        &Patch::Apply(patch),
+    )
+    .await
+    .expect("foreign writer patches");
+}

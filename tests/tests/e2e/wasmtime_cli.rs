@@ -201,7 +201,7 @@ fn apply_creates_the_object_with_server_defaults() {
     let plan = resource("apps/v1:Deployment:default:web", &deployment());
     let printed = invoke(
         &c.composed,
-        &format!("kusion:runtime/runtime.apply@0.1.1(none, some({plan}), {APPLY_OPTIONS})"),
+        &format!("kusion:runtime/runtime.apply@0.1.2(none, some({plan}), {APPLY_OPTIONS})"),
     );
     // WAVE leaves `none` fields out of a record: no `live` (it did not exist), no `status`.
     assert!(
@@ -220,6 +220,25 @@ fn apply_creates_the_object_with_server_defaults() {
     assert_eq!(
         applied["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"],
         "IfNotPresent"
+    );
+}
+
+#[test]
+fn apply_observed_says_what_the_dry_run_saw() {
+    let Some(c) = components() else { return };
+    let plan = resource("apps/v1:Deployment:default:web", &deployment());
+    let dry_run = APPLY_OPTIONS.replace("dry-run: false", "dry-run: true");
+    let printed = invoke(
+        &c.composed,
+        &format!("apply-observed(none, some({plan}), none, {dry_run})"),
+    );
+    assert!(
+        printed.starts_with("{response: {resource: some({id: \"apps/v1:Deployment:default:web\""),
+        "{printed}"
+    );
+    assert!(
+        printed.ends_with("action: create, retries: 0}, observation: some(absent)}"),
+        "{printed}"
     );
 }
 
@@ -247,7 +266,7 @@ fn read_of_a_missing_object_is_none() {
     let printed = invoke(
         &c.composed,
         &format!(
-            "kusion:runtime/runtime.read@0.1.1(none, some({plan}), {{default-namespace: none}})"
+            "kusion:runtime/runtime.read@0.1.2(none, some({plan}), {{default-namespace: none}})"
         ),
     );
     // Both fields `none`: WAVE prints the empty record.
@@ -261,7 +280,7 @@ fn delete_of_a_missing_object_succeeds() {
     let printed = invoke(
         &c.composed,
         &format!(
-            "kusion:runtime/runtime.delete@0.1.1({target}, \
+            "kusion:runtime/runtime.delete@0.1.2({target}, \
              {{dry-run: false, propagation-policy: some(foreground), default-namespace: none}})"
         ),
     );
@@ -413,16 +432,20 @@ fn components_import_exactly_what_they_should() {
         return;
     };
     let with_wasi = |extra: &[&str]| sorted(&[WASI, extra].concat());
-    let types = "kusion:runtime/types@0.1.1";
-    let guest_exports = sorted(&["kusion:runtime/runtime@0.1.1", "kusion:runtime/logic@0.1.1"]);
+    let types = "kusion:runtime/types@0.1.2";
+    let guest_exports = sorted(&[
+        "kusion:runtime/runtime@0.1.2",
+        "kusion:runtime/logic@0.1.2",
+        "kusion:runtime/observed-apply@0.1.2",
+    ]);
 
     let (imports, exports) = world(&c.guest);
     assert_eq!(
         imports,
         with_wasi(&[
             types,
-            "kusion:runtime/kubernetes@0.1.1",
-            "kusion:runtime/host@0.1.1"
+            "kusion:runtime/kubernetes@0.1.2",
+            "kusion:runtime/host@0.1.2"
         ])
     );
     assert_eq!(exports, guest_exports);
@@ -433,13 +456,14 @@ fn components_import_exactly_what_they_should() {
         exports,
         sorted(&[
             types,
-            "kusion:runtime/kubernetes@0.1.1",
-            "kusion:runtime/host@0.1.1"
+            "kusion:runtime/kubernetes@0.1.2",
+            "kusion:runtime/host@0.1.2"
         ])
     );
 
     // The composition imports WASI only (no sockets, filesystem or HTTP), and exports `types`
-    // again besides the guest's exports, since `runtime` and `logic` use its types.
+    // again besides the guest's exports, since `runtime`, `logic` and `observed-apply` use its
+    // types.
     let (imports, exports) = world(&c.composed);
     assert_eq!(imports, with_wasi(&[]));
     let mut composed_exports = guest_exports.clone();
