@@ -145,7 +145,7 @@ fn delete_prior<C: Cluster>(
 }
 
 /// Whether a server-side apply that was to create the object found it there
-/// already: another manager than krt's own apply owns fields of it.
+/// already: its managedFields hold more entries than this apply's own.
 fn existed_before(result: &Value) -> bool {
     result["metadata"]["managedFields"]
         .as_array()
