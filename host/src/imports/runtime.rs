@@ -1,7 +1,9 @@
 //! `kusion:runtime/runtime` as a middleware imports it: the next link of the
 //! chain. Each call converts what the middleware hands on into model values
 //! once, runs the next link (a middleware or the runtime, in its own store
-//! with its own limits and policy), and converts its checked answer back.
+//! with its own limits and policy), and converts its checked answer back. An
+//! apply carries on the observation of the call it is part of, for the
+//! runtime link (`Next` in `runtime/chain.rs`).
 //!
 //! A call counts against the middleware's host-call limit, and the time the
 //! next link takes is host time, not the middleware's CPU time (its wall-clock
@@ -75,7 +77,13 @@ impl Host for KrtView<'_> {
             Ok((prior, plan)) => {
                 let options = apply_options_from_next(options);
                 next.chain
-                    .apply(next.at, prior.as_ref(), plan.as_ref(), &options)
+                    .apply(
+                        next.at,
+                        prior.as_ref(),
+                        plan.as_ref(),
+                        &options,
+                        next.observed.clone(),
+                    )
                     .await
             }
             Err(status) => m::ApplyResponse::failed(status, deleting),

@@ -10,11 +10,11 @@ use crate::cluster::KubeCluster;
 use crate::engine::{EPOCH_TICK, Loaded};
 use crate::policy::Policy;
 use crate::state::{HostState, LimitHit, Limits};
-use krt_guest::model::Status;
+use krt_guest::model::{Observation, Status};
 use krt_stack::EventSink;
 use std::fmt;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 use wasmtime::{Store, UpdateDeadline};
 
@@ -80,6 +80,49 @@ pub(crate) struct Chain {
 pub(crate) struct Next {
     pub(crate) chain: Arc<Chain>,
     pub(crate) at: usize,
+    /// The observation of the apply the middleware runs in, when it is one.
+    pub(crate) observed: Option<Arc<Observed>>,
+}
+
+/// An apply's observation on its way through a chain. The runtime link takes
+/// it, around the middleware in front (which see `runtime.apply` alone, and
+/// whose calls on it get no other treatment), and leaves what it saw, for the
+/// caller.
+#[derive(Debug, Default)]
+pub(crate) struct Observed {
+    /// What the caller observed before; the first apply to reach the runtime takes it.
+    given: Mutex<Option<Observation>>,
+    /// What the runtime saw, on the last apply of the call to reach it.
+    seen: Mutex<Option<Observation>>,
+}
+
+impl Observed {
+    /// A call that starts from `given`.
+    pub(crate) fn new(given: Option<Observation>) -> Arc<Self> {
+        Arc::new(Observed {
+            given: Mutex::new(given),
+            seen: Mutex::default(),
+        })
+    }
+
+    /// The caller's observation, once.
+    pub(crate) fn take_given(&self) -> Option<Observation> {
+        lock(&self.given).take()
+    }
+
+    /// Records what the runtime saw.
+    pub(crate) fn set_seen(&self, seen: Option<Observation>) {
+        *lock(&self.seen) = seen;
+    }
+
+    /// What the runtime saw last.
+    pub(crate) fn take_seen(&self) -> Option<Observation> {
+        lock(&self.seen).take()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Epoch ticks in `d`, at least one.
@@ -98,9 +141,9 @@ impl Chain {
         self.links.iter().position(|l| l.loaded.logic.is_some())
     }
 
-    /// Whether link `at` exports `observed-apply`.
+    /// Whether link `at` is the runtime and exports `observed-apply`.
     pub(crate) fn observes(&self, at: usize) -> bool {
-        self.links[at].loaded.observed.is_some()
+        at + 1 == self.links.len() && self.links[at].loaded.observed.is_some()
     }
 
     /// A fresh store for link `at` with its limits applied; a middleware's
@@ -108,11 +151,12 @@ impl Chain {
     /// epoch callback, which charges the guest only for time outside host
     /// calls (calls to the next link included) and yields to tokio at every
     /// tick.
-    fn store(self: &Arc<Self>, at: usize) -> Store<HostState> {
+    fn store(self: &Arc<Self>, at: usize, observed: Option<Arc<Observed>>) -> Store<HostState> {
         let link = &self.links[at];
         let next = (at + 1 < self.links.len()).then(|| Next {
             chain: self.clone(),
             at: at + 1,
+            observed,
         });
         let state = HostState::new(
             self.cluster.clone(),
@@ -138,10 +182,12 @@ impl Chain {
 
     /// Runs `call` on link `at` in a fresh store, bounded by the link's
     /// wall-clock limit; traps, limit hits, deadlines and oversized responses
-    /// come back as a [`Status`] naming the link and `interface.export`.
+    /// come back as a [`Status`] naming the link and `interface.export`. A
+    /// middleware's calls on the next link carry `observed`.
     async fn run<T>(
         self: &Arc<Self>,
         at: usize,
+        observed: Option<Arc<Observed>>,
         export: &str,
         size: impl FnOnce(&T) -> usize,
         call: impl for<'a> FnOnce(
@@ -152,7 +198,7 @@ impl Chain {
         let link = &self.links[at];
         let limits = &link.settings.limits;
         let who = link.settings.role.to_string();
-        let mut store = self.store(at);
+        let mut store = self.store(at, observed);
         let timeout = limits.call_timeout;
         let outcome = tokio::time::timeout(timeout, call(&link.loaded, &mut store)).await;
         self.counters.record(store.data().limiter.memory_in_use);
@@ -169,10 +215,12 @@ impl Chain {
         }
     }
 
-    /// Calls `runtime.<export>` of a fresh instance of link `at` through `call`.
+    /// Calls `runtime.<export>` of a fresh instance of link `at` through
+    /// `call`, within the apply `observed` stands for, if any.
     pub(crate) async fn call<T>(
         self: &Arc<Self>,
         at: usize,
+        observed: Option<Arc<Observed>>,
         export: &str,
         size: impl FnOnce(&T) -> usize,
         call: impl for<'a> FnOnce(
@@ -183,7 +231,7 @@ impl Chain {
         + 'static,
     ) -> Result<T, Status> {
         let export = format!("runtime.{export}");
-        self.run(at, &export, size, move |loaded, store| {
+        self.run(at, observed, &export, size, move |loaded, store| {
             Box::pin(async move {
                 let instance = loaded.pre.instantiate_async(&mut *store).await?;
                 let guest = loaded.runtime.load(&mut *store, &instance)?;
@@ -208,7 +256,7 @@ impl Chain {
         + 'static,
     ) -> Result<T, Status> {
         let export = format!("{}.{export}", I::INTERFACE);
-        self.run(at, &export, size, move |loaded, store| {
+        self.run(at, None, &export, size, move |loaded, store| {
             Box::pin(async move {
                 let indices = I::of(loaded).ok_or_else(|| {
                     wasmtime::Error::msg(format!("the component exports no `{}`", I::INTERFACE))

@@ -5,7 +5,7 @@
 //! the outermost link.
 
 use super::ComponentRuntime;
-use super::chain::{BoxFuture, Chain};
+use super::chain::{BoxFuture, Chain, Observed};
 use super::failure::{invalid_result, resource_size, returned_resource, status_size};
 use crate::bindings::{logic as l, observed as o, runtime as rt, types as t};
 use crate::convert::{
@@ -36,20 +36,31 @@ fn apply_size(r: &rt::ApplyResponse) -> usize {
 }
 
 impl Chain {
-    /// `runtime.apply` of link `at`.
+    /// `runtime.apply` of link `at`, within the apply `observed` stands for:
+    /// the runtime link, when it exports `observed-apply`, starts from the
+    /// caller's observation and leaves what it saw there.
     pub(crate) fn apply<'a>(
         self: &'a Arc<Self>,
         at: usize,
         prior: Option<&'a Resource>,
         plan: Option<&'a Resource>,
         options: &'a ApplyOptions,
+        observed: Option<Arc<Observed>>,
     ) -> BoxFuture<'a, ApplyResponse> {
         Box::pin(async move {
+            if let Some(observed) = observed.as_ref().filter(|_| self.observes(at)) {
+                let given = observed.take_given();
+                let r = self
+                    .apply_observed(at, prior, plan, given.as_ref(), options)
+                    .await;
+                observed.set_seen(r.observation);
+                return r.response;
+            }
             let prior_w = prior.map(resource_to_wit);
             let plan_w = plan.map(resource_to_wit);
             let opts = apply_options_to_wit(options);
             let answer = self
-                .call(at, "apply", apply_size, move |g, store| {
+                .call(at, observed, "apply", apply_size, move |g, store| {
                     Box::pin(async move {
                         g.call_apply(store, prior_w.as_ref(), plan_w.as_ref(), &opts)
                             .await
@@ -63,9 +74,8 @@ impl Chain {
         })
     }
 
-    /// `observed-apply.apply-observed` of link `at` when it exports it, else
-    /// its `runtime.apply`, which observes nothing.
-    pub(crate) async fn apply_observed(
+    /// `observed-apply.apply-observed` of link `at`, which exports it.
+    async fn apply_observed(
         self: &Arc<Self>,
         at: usize,
         prior: Option<&Resource>,
@@ -73,12 +83,6 @@ impl Chain {
         observation: Option<&Observation>,
         options: &ApplyOptions,
     ) -> ObservedResponse {
-        if !self.observes(at) {
-            return ObservedResponse {
-                response: self.apply(at, prior, plan, options).await,
-                observation: None,
-            };
-        }
         let prior_w = prior.map(resource_to_wit);
         let plan_w = plan.map(resource_to_wit);
         let observation_w = observation.map(|o| match o {
@@ -183,7 +187,7 @@ impl Chain {
             let size =
                 |r: &rt::ReadResponse| opt_resource_size(&r.resource) + opt_status_size(&r.status);
             let answer = self
-                .call(at, "read", size, move |g, store| {
+                .call(at, None, "read", size, move |g, store| {
                     Box::pin(async move {
                         g.call_read(store, prior_w.as_ref(), plan_w.as_ref(), &opts)
                             .await
@@ -220,7 +224,7 @@ impl Chain {
             let opts = delete_request_to_wit(options);
             let size = |r: &rt::DeleteResponse| opt_status_size(&r.status);
             let answer = self
-                .call(at, "delete", size, move |g, store| {
+                .call(at, None, "delete", size, move |g, store| {
                     Box::pin(async move { g.call_delete(store, &res, &opts).await })
                 })
                 .await;
@@ -251,7 +255,7 @@ impl Chain {
                     + opt_status_size(&r.status)
             };
             let answer = self
-                .call(at, "watch", size, move |g, store| {
+                .call(at, None, "watch", size, move |g, store| {
                     Box::pin(async move { g.call_watch(store, &res, &opts).await })
                 })
                 .await;
@@ -286,7 +290,7 @@ impl Runtime for ComponentRuntime {
             default_namespace: self.default_namespace(&options.default_namespace),
             ..options.clone()
         };
-        self.chain().apply(0, prior, plan, &options).await
+        self.chain().apply(0, prior, plan, &options, None).await
     }
 
     async fn apply_observed(
@@ -300,9 +304,15 @@ impl Runtime for ComponentRuntime {
             default_namespace: self.default_namespace(&options.default_namespace),
             ..options.clone()
         };
-        self.chain()
-            .apply_observed(0, prior, plan, observation, &options)
-            .await
+        let observed = Observed::new(observation.cloned());
+        let response = self
+            .chain()
+            .apply(0, prior, plan, &options, Some(observed.clone()))
+            .await;
+        ObservedResponse {
+            response,
+            observation: observed.take_seen(),
+        }
     }
 
     async fn read(

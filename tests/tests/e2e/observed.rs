@@ -1,8 +1,8 @@
 //! `observed-apply`: a write that starts from what a dry run saw reads
 //! nothing, and is made against exactly that version; an object that changed
 //! since, or appeared since, is read and merged rather than overwritten. The
-//! same answers in the sandbox and natively; behind a middleware, which
-//! exports only `runtime`, every call reads first.
+//! same answers in the sandbox and natively, and behind middleware, which see
+//! `runtime.apply` alone while the observation goes around them.
 
 use crate::support::{
     Runtimes, SimCluster, configmap_requests, foreign_write, guests, resource, verbs,
@@ -233,35 +233,65 @@ async fn absent_then_created<R: Runtime>(cluster: &SimCluster, rt: &R, name: &st
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn behind_a_middleware_nothing_is_observed_and_every_call_reads_first() {
+async fn behind_middleware_the_observation_goes_around_them_and_they_still_see_every_write() {
     let cluster = SimCluster::start().await;
     let options = krt_host::EngineOptions {
         cache_dir: Some(krt_testkit::cache_dir()),
         ..krt_host::EngineOptions::default()
     };
+    let link = |path: &str| Middleware::file(std::path::Path::new(path));
     let rt = ComponentRuntime::builder(ComponentSource::Default)
-        .middleware(Middleware::file(std::path::Path::new(guests::PASSTHROUGH)))
+        .middleware(link(guests::PASSTHROUGH))
+        .middleware(link(guests::TAGGER))
         .build(cluster.kube_cluster("default"), &options)
         .await
         .expect("the chain loads");
-    let plan = configmap("behind", json!({"a": "1"}));
-    let preview = rt.apply_observed(None, Some(&plan), None, &dry_run()).await;
+    let real = ApplyOptions::default();
+    let team = async |cluster: &SimCluster| {
+        cluster
+            .get("v1", "ConfigMap", "configmaps", Some("default"), "behind")
+            .await
+            .expect("the ConfigMap exists")["metadata"]["annotations"]["team"]
+            .clone()
+    };
+
+    let v1 = configmap("behind", json!({"a": "1"}));
+    let preview = rt.apply_observed(None, Some(&v1), None, &dry_run()).await;
     assert_eq!(preview.response.action, Action::Create, "{preview:?}");
-    assert_eq!(preview.observation, None, "a middleware observes nothing");
+    assert_eq!(preview.observation, Some(Observation::Absent));
     cluster.sim().reset_requests();
     let write = rt
-        .apply_observed(
-            None,
-            Some(&plan),
-            Some(&Observation::Absent),
-            &ApplyOptions::default(),
-        )
+        .apply_observed(None, Some(&v1), preview.observation.as_ref(), &real)
         .await;
     assert_eq!(write.response.status, None, "{write:?}");
     assert_eq!(write.response.action, Action::Create);
     assert_eq!(
         configmap_requests(&cluster.sim().requests(), "default", "behind"),
-        verbs(&[("GET", 1), ("PATCH", 1)]),
-        "runtime.apply reads first"
+        verbs(&[("PATCH", 1)]),
+        "no read"
     );
+    assert_eq!(team(&cluster).await, "platform", "the tagger ran");
+
+    let v2 = configmap("behind", json!({"a": "2"}));
+    let preview = rt
+        .apply_observed(Some(&v1), Some(&v2), None, &dry_run())
+        .await;
+    assert_eq!(preview.response.action, Action::Update, "{preview:?}");
+    assert!(
+        matches!(preview.observation, Some(Observation::Seen(_))),
+        "{preview:?}"
+    );
+    cluster.sim().reset_requests();
+    let write = rt
+        .apply_observed(Some(&v1), Some(&v2), preview.observation.as_ref(), &real)
+        .await;
+    assert_eq!(write.response.status, None, "{write:?}");
+    assert_eq!(write.response.action, Action::Update);
+    assert_eq!(
+        configmap_requests(&cluster.sim().requests(), "default", "behind"),
+        verbs(&[("PATCH", 1)]),
+        "no read, no second dry run"
+    );
+    assert_eq!(live_data(&cluster, "behind").await, json!({"a": "2"}));
+    assert_eq!(team(&cluster).await, "platform", "the tagger ran again");
 }
