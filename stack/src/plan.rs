@@ -146,11 +146,15 @@ pub async fn plan<R: Runtime>(
     let (first, rest): (Vec<usize>, Vec<usize>) =
         (0..stack.resources.len()).partition(|&i| provides_for_others(&stack.resources[i]));
     let mut planned: Vec<Option<Planned>> = vec![None; stack.resources.len()];
+    let recorded: std::collections::HashMap<&str, &Resource> =
+        state.resources.iter().map(|r| (r.id.as_str(), r)).collect();
+    let recorded = &recorded;
     let predict_all = |indices: Vec<(usize, Prediction)>| {
         futures::stream::iter(indices)
             .map(|(i, how)| async move {
                 let resource = &stack.resources[i];
-                let p = predict(runtime, resource, state.get(&resource.id), dry, how).await;
+                let prior = recorded.get(resource.id.as_str()).copied();
+                let p = predict(runtime, resource, prior, dry, how).await;
                 (i, p)
             })
             .buffer_unordered(concurrency)
@@ -192,10 +196,12 @@ pub async fn plan<R: Runtime>(
         .into_iter()
         .map(|p| p.expect("every resource was predicted"))
         .collect();
+    let inputs: std::collections::HashSet<&str> =
+        stack.resources.iter().map(|r| r.id.as_str()).collect();
     let deletes: Vec<Resource> = state
         .resources
         .iter()
-        .filter(|r| !stack.resources.iter().any(|i| i.id == r.id))
+        .filter(|r| !inputs.contains(r.id.as_str()))
         .cloned()
         .collect();
     let mut delete_diffs = Vec::with_capacity(deletes.len());

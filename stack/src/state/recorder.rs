@@ -1,18 +1,25 @@
 //! The state of a run in progress: resources are recorded as they are applied
-//! or deleted, and the state is saved every [`SAVE_INTERVAL`] while anything
-//! is unsaved, and once more when the run ends. Saving after every resource
-//! would rewrite the whole state once per resource (quadratic in the stack's
-//! size). A run killed between two saves leaves a state that lags behind the
-//! cluster by at most that interval but never runs ahead of it; the next run
-//! adopts what was applied and not yet recorded.
+//! or deleted, and the state is saved every [`SAVE_INTERVAL`] or so while
+//! anything is unsaved, and once more when the run ends. A save rewrites the
+//! whole state, so saving after every resource would be quadratic in the
+//! stack's size, and so would saving at a fixed interval; the wait between
+//! saves grows to nine times the last save's duration, which keeps saving
+//! under a tenth of the run. A run killed between two saves leaves a state
+//! that lags behind the cluster by at most that wait but never runs ahead of
+//! it; the next run adopts what was applied and not yet recorded.
 
 use super::{State, StateBackend, StateError};
 use krt_guest::model::Resource;
+use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// The longest a recorded change waits before the state is saved.
+/// The shortest wait between two saves (longer when a save takes more than a
+/// ninth of it).
 pub const SAVE_INTERVAL: Duration = Duration::from_millis(200);
+
+/// Saving takes at most one part in this many of a run's time.
+const SAVE_SHARE: u32 = 10;
 
 /// A stack's state shared by the tasks of one run, saved to its backend.
 pub struct Recorder<'a> {
@@ -22,10 +29,22 @@ pub struct Recorder<'a> {
 
 struct Recording {
     state: State,
+    /// Where each ID is in `state.resources`.
+    index: HashMap<String, usize>,
     /// Bumped by every change.
     version: u64,
     /// The version last saved.
     saved: u64,
+}
+
+/// Where each resource of `state` is, by ID.
+fn index_of(state: &State) -> HashMap<String, usize> {
+    state
+        .resources
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.id.clone(), i))
+        .collect()
 }
 
 impl<'a> Recorder<'a> {
@@ -34,6 +53,7 @@ impl<'a> Recorder<'a> {
         Recorder {
             backend,
             inner: Mutex::new(Recording {
+                index: index_of(&state),
                 state,
                 version: 0,
                 saved: 0,
@@ -47,37 +67,49 @@ impl<'a> Recorder<'a> {
 
     /// The recorded resource with this ID.
     pub fn get(&self, id: &str) -> Option<Resource> {
-        self.lock().state.get(id).cloned()
+        let rec = self.lock();
+        rec.index.get(id).map(|&i| rec.state.resources[i].clone())
     }
 
     /// Records `resource` as applied.
     pub fn put(&self, resource: &Resource) {
         let mut rec = self.lock();
-        if rec.state.get(&resource.id) != Some(resource) {
-            rec.state.put(resource.clone());
-            rec.version += 1;
+        let rec = &mut *rec;
+        match rec.index.get(&resource.id) {
+            Some(&i) if rec.state.resources[i] == *resource => return,
+            Some(&i) => rec.state.resources[i] = resource.clone(),
+            None => {
+                rec.index
+                    .insert(resource.id.clone(), rec.state.resources.len());
+                rec.state.resources.push(resource.clone());
+            }
         }
+        rec.version += 1;
     }
 
     /// Forgets the resource with this ID (it was deleted).
     pub fn remove(&self, id: &str) {
         let mut rec = self.lock();
         if rec.state.remove(id) {
+            rec.index = index_of(&rec.state);
             rec.version += 1;
         }
     }
 
-    /// Runs `work`, saving the state every [`SAVE_INTERVAL`] while it has
-    /// unsaved changes. The saves run beside `work`, never blocking it; a
+    /// Runs `work`, saving the state every [`SAVE_INTERVAL`] or more (see the
+    /// module docs) while it has unsaved changes. The saves run beside `work`, never blocking it; a
     /// failed one is logged and tried again at the next tick, and
     /// [`flush`](Recorder::flush) reports it.
     pub async fn saving<T>(&self, work: impl Future<Output = T>) -> T {
         let saver = async {
+            let mut wait = SAVE_INTERVAL;
             loop {
-                tokio::time::sleep(SAVE_INTERVAL).await;
+                tokio::time::sleep(wait).await;
+                let started = Instant::now();
                 if let Err(e) = self.flush().await {
                     tracing::warn!(error = %e, "the state could not be saved; trying again");
                 }
+                wait = SAVE_INTERVAL.max(started.elapsed() * (SAVE_SHARE - 1));
             }
         };
         tokio::select! {
