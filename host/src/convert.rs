@@ -1,10 +1,11 @@
 //! Conversions between the generated WIT types and the guest library's model
 //! types, which the host uses as its Rust API: for the imports, for the
-//! `runtime` and `logic` exports, and for a middleware's `runtime` import
+//! `runtime`, `logic` and `observed-apply` exports, and for a middleware's `runtime` import
 //! (the next link: its requests come in, its answers go out).
 
 use crate::bindings::{
-    host_services as hs, kubernetes as k, logic as l, next as n, runtime as rt, types as t,
+    host_services as hs, kubernetes as k, logic as l, next as n, observed as o, runtime as rt,
+    types as t,
 };
 use krt_guest::model as m;
 
@@ -296,5 +297,19 @@ pub(crate) fn watch_response_to_next(r: m::WatchResponse) -> n::WatchResponse {
         resource: r.resource.as_ref().map(resource_to_wit),
         health: health_to_wit(r.health),
         status: r.status.map(status_to_wit),
+    }
+}
+
+pub(crate) fn observation_to_wit(observation: &m::Observation) -> o::Observation {
+    match observation {
+        m::Observation::Absent => o::Observation::Absent,
+        m::Observation::Seen(text) => o::Observation::Seen(text.clone()),
+    }
+}
+
+pub(crate) fn observation_from_wit(observation: o::Observation) -> m::Observation {
+    match observation {
+        o::Observation::Absent => m::Observation::Absent,
+        o::Observation::Seen(text) => m::Observation::Seen(text),
     }
 }

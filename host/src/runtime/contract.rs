@@ -9,8 +9,8 @@ use super::chain::{BoxFuture, Chain, Observed};
 use super::failure::{invalid_result, resource_size, returned_resource, status_size};
 use crate::bindings::{logic as l, observed as o, runtime as rt, types as t};
 use crate::convert::{
-    action_from_wit, apply_options_to_wit, delete_request_to_wit, health_from_wit, resource_to_wit,
-    status_from_wit,
+    action_from_wit, apply_options_to_wit, delete_request_to_wit, health_from_wit,
+    observation_from_wit, observation_to_wit, resource_to_wit, status_from_wit,
 };
 use krt_guest::model::{
     ApplyOptions, ApplyResponse, DeleteRequest, Health, ObjectDiff, Observation, ObservedResponse,
@@ -85,10 +85,7 @@ impl Chain {
     ) -> ObservedResponse {
         let prior_w = prior.map(resource_to_wit);
         let plan_w = plan.map(resource_to_wit);
-        let observation_w = observation.map(|o| match o {
-            Observation::Absent => o::Observation::Absent,
-            Observation::Seen(text) => o::Observation::Seen(text.clone()),
-        });
+        let observation_w = observation.map(observation_to_wit);
         let opts = apply_options_to_wit(options);
         let size = |r: &o::ObservedResponse| {
             apply_size(&r.response)
@@ -120,10 +117,7 @@ impl Chain {
                     r.response,
                     deleting,
                 ),
-                observation: r.observation.map(|o| match o {
-                    o::Observation::Absent => Observation::Absent,
-                    o::Observation::Seen(text) => Observation::Seen(text),
-                }),
+                observation: r.observation.map(observation_from_wit),
             },
             Err(status) => ObservedResponse {
                 response: ApplyResponse::failed(status, deleting),
