@@ -773,7 +773,7 @@ async fn a_middleware_plugged_onto_krts_guest_runs_in_krt_and_under_wasmtime() {
 
 #[test]
 fn the_readmes_middleware_examples_are_the_tested_files_and_short() {
-    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(workspace().join("docs/middleware.md")).unwrap();
     for file in [
         "tests/middleware/examples/tagger.rs",
         "examples/js-labels/labels.js",
