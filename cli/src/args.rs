@@ -24,6 +24,9 @@ pub enum ExitCode {
     /// 3: a resource did not become healthy, or a deleted one was still
     /// terminating, within `--timeout` (and nothing else failed).
     Timeout,
+    /// 4: an object to delete was left alone because krt does not own it
+    /// (and nothing failed or timed out).
+    NotOwned,
 }
 
 impl ExitCode {
@@ -33,6 +36,7 @@ impl ExitCode {
             Verdict::Succeeded => ExitCode::Success,
             Verdict::Failed => ExitCode::Failure,
             Verdict::TimedOut => ExitCode::Timeout,
+            Verdict::NotOwned => ExitCode::NotOwned,
         }
     }
 
@@ -43,6 +47,7 @@ impl ExitCode {
             ExitCode::Failure => 1,
             ExitCode::Drift => 2,
             ExitCode::Timeout => 3,
+            ExitCode::NotOwned => 4,
         }
     }
 }
@@ -52,7 +57,8 @@ impl ExitCode {
 #[command(name = "krt", version, about, long_about = None)]
 #[command(
     after_help = "Exit codes: 0 success; 1 invalid input or a failed resource; \
-2 usage error, or drift found (krt drift); 3 timeout waiting for health or for a deletion."
+2 usage error, or drift found (krt drift); 3 timeout waiting for health or for a deletion; \
+4 an object to delete was left alone because krt does not own it."
 )]
 pub struct Cli {
     /// Options every command takes.

@@ -11,7 +11,9 @@ use krt_host::{
     KubernetesBackend, Middleware, connect,
 };
 use krt_stack::state::check_stack_name;
-use krt_stack::{LocalBackend, Stack, State, StateBackend, Targets};
+use krt_stack::{
+    Binding, ClusterIdentity, LocalBackend, Owner, Stack, State, StateBackend, StateLock, Targets,
+};
 use std::time::Duration;
 
 /// A connected runtime and the state backend.
@@ -20,8 +22,47 @@ pub struct Session {
     pub runtime: ComponentRuntime,
     /// Where the stack's state is kept.
     pub backend: Box<dyn StateBackend>,
+    /// Which cluster this is, as a state records it.
+    pub cluster: ClusterIdentity,
     /// Keeps an embedded simulator alive.
     _connected: Connected,
+}
+
+impl Session {
+    /// The state of `stack`, bound to this session's cluster: a state of
+    /// another cluster that records resources is refused before anything is
+    /// written ([`State::bind`]).
+    ///
+    /// # Errors
+    /// An unreadable state, or one of another cluster.
+    pub async fn load_state(&self, stack: &str, printer: &Printer) -> anyhow::Result<State> {
+        let (state, binding) = self.bound(stack).await?;
+        if let Binding::Rebound(before) = binding {
+            printer.note(format!(
+                "the state of stack '{stack}' recorded no resources of its cluster ({before}); \
+                 it now describes this one"
+            ));
+        }
+        Ok(state)
+    }
+
+    /// Takes the lock of `stack` once its state is known to be of this
+    /// cluster: a state of another cluster is refused before the lock (a
+    /// Secret, for `--state kubernetes`) is written.
+    ///
+    /// # Errors
+    /// A state of another cluster, or the lock could not be taken.
+    pub async fn lock(&self, stack: &str) -> anyhow::Result<Box<dyn StateLock>> {
+        self.bound(stack).await?;
+        Ok(self.backend.lock(stack).await?)
+    }
+
+    /// The state of `stack` bound to this cluster, and how.
+    async fn bound(&self, stack: &str) -> anyhow::Result<(State, Binding)> {
+        let mut state = self.backend.load(stack).await?;
+        let binding = state.bind(&self.cluster)?;
+        Ok((state, binding))
+    }
 }
 
 /// Loads and checks every input file as one stack. Every problem is printed
@@ -31,6 +72,21 @@ pub fn load_stack(input: &InputArgs, printer: &Printer) -> Option<Stack> {
         Ok(stack) => Some(stack),
         Err(e) => {
             printer.error(e.problems.join("\n"));
+            printer.note("invalid input: nothing was applied");
+            None
+        }
+    }
+}
+
+/// `stack` with the mark of the stack `--stack` names on every resource
+/// ([`Owner::mark_all`]): it is part of each object's first write. A resource
+/// whose own label names another stack is an input error, printed; `None` then.
+pub fn owned(stack: &Stack, global: &GlobalArgs, printer: &Printer) -> Option<Stack> {
+    let mut stack = stack.clone();
+    match Owner::stack(&global.stack).mark_all(&mut stack) {
+        Ok(()) => Some(stack),
+        Err(problems) => {
+            printer.error(problems.join("\n"));
             printer.note("invalid input: nothing was applied");
             None
         }
@@ -78,6 +134,7 @@ pub async fn open(
     check_stack_name(&global.stack)?;
     let connected = connect(&connect_options(global, Some(concurrency))).await?;
     printer.note(format!("using {}", connected.description));
+    let cluster = connected.identity().await?;
     let source = match &global.component {
         Some(path) => ComponentSource::File(path.clone()),
         None => ComponentSource::Default,
@@ -120,6 +177,8 @@ pub async fn open(
     };
     // The capability policy: by default exactly the namespaces and kinds of
     // the resources in scope (the input and the stack's recorded state).
+    // Whether the state is of this cluster is checked where it is loaded for
+    // use (Session::load_state), before anything is written.
     let recorded = backend.load(&global.stack).await?;
     let mut resources = scope.to_vec();
     resources.extend(recorded.resources.iter().cloned());
@@ -132,6 +191,7 @@ pub async fn open(
     Ok(Session {
         runtime: runtime.with_policy(policy),
         backend,
+        cluster,
         _connected: connected,
     })
 }
@@ -217,7 +277,7 @@ pub async fn open_targets(
         .map(|s| s.resources.as_slice())
         .unwrap_or_default();
     let session = open(global, printer, watch_timeout, scope, None, concurrency).await?;
-    let state = session.backend.load(&global.stack).await?;
+    let state = session.load_state(&global.stack, printer).await?;
     let targets = krt_stack::targets(input.as_ref(), &state);
     Ok(Some((session, state, targets)))
 }

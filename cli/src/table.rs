@@ -11,14 +11,14 @@ use krt_stack::{Outcome, ResourceReport, Wait};
 pub fn painted(outcome: Outcome) -> String {
     let s = match outcome {
         Outcome::Created | Outcome::Current | Outcome::InSync | Outcome::Imported => style::GREEN,
-        Outcome::Updated | Outcome::Drifted | Outcome::Planned => style::YELLOW,
+        Outcome::Updated | Outcome::Drifted | Outcome::Planned | Outcome::NotOurs => style::YELLOW,
         Outcome::Replaced => style::MAGENTA,
         Outcome::Deleted
         | Outcome::Terminating
         | Outcome::Failed
         | Outcome::TimedOut
         | Outcome::Missing => style::RED,
-        Outcome::Unchanged | Outcome::Skipped => style::DIM,
+        Outcome::Unchanged | Outcome::Skipped | Outcome::Absent => style::DIM,
     };
     paint(s, format!("{:<10}", outcome.word()))
 }

@@ -184,6 +184,10 @@ pub struct Condition {
 pub struct InventoryEntry {
     /// Its ID.
     pub id: String,
+    /// Its object's `metadata.uid`: only the object with this UID is pruned
+    /// or deleted with the Stack.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
 }
 
 /// The health of one resource.

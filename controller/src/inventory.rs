@@ -1,5 +1,5 @@
-//! A Stack's state kept in its own status: the inventory of applied IDs,
-//! written as they change (krt-stack's [`Recorder`](krt_stack::Recorder)
+//! A Stack's state kept in its own status: the inventory of applied IDs and
+//! their objects' UIDs, written as they change (krt-stack's [`Recorder`](krt_stack::Recorder)
 //! saves while a walk runs), so no Secret is needed. A resource is recorded
 //! by its ID alone; read back, it is the ID's object skeleton (`apiVersion`,
 //! `kind`, `metadata.name` and `namespace`), which is all pruning and
@@ -26,8 +26,8 @@ pub struct StatusBackend {
     api: Api<Stack>,
     name: String,
     namespace: String,
-    /// The IDs as last read or written.
-    recorded: Mutex<Vec<String>>,
+    /// The entries as last read or written.
+    recorded: Mutex<Vec<InventoryEntry>>,
     /// Whether this replica holds the Stack's shard.
     held: Arc<AtomicBool>,
 }
@@ -40,7 +40,7 @@ impl StatusBackend {
         let recorded = stack
             .status
             .as_ref()
-            .map(|s| s.inventory.iter().map(|e| e.id.clone()).collect())
+            .map(|s| s.inventory.clone())
             .unwrap_or_default();
         StatusBackend {
             api: Api::namespaced(client, &namespace),
@@ -51,12 +51,17 @@ impl StatusBackend {
         }
     }
 
-    /// The IDs as last read or written.
-    pub fn ids(&self) -> Vec<String> {
+    /// The entries as last read or written.
+    pub fn entries(&self) -> Vec<InventoryEntry> {
         self.recorded
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// The IDs as last read or written.
+    pub fn ids(&self) -> Vec<String> {
+        self.entries().into_iter().map(|e| e.id).collect()
     }
 
     fn what(&self) -> String {
@@ -92,13 +97,9 @@ pub fn status_params() -> PatchParams {
     }
 }
 
-/// The `status.inventory` patch for `ids`.
-pub fn inventory_patch(ids: &[String]) -> Value {
-    let entries: Vec<InventoryEntry> = ids
-        .iter()
-        .map(|id| InventoryEntry { id: id.clone() })
-        .collect();
-    json!({"status": {"inventory": entries, "inventoryCount": ids.len()}})
+/// The `status.inventory` patch for `entries`.
+pub fn inventory_patch(entries: &[InventoryEntry]) -> Value {
+    json!({"status": {"inventory": entries, "inventoryCount": entries.len()}})
 }
 
 struct ShardLock;
@@ -118,18 +119,30 @@ impl StateBackend for StatusBackend {
     fn read_state<'a>(&'a self, stack: &'a str) -> BoxFuture<'a, Result<State, StateError>> {
         Box::pin(async move {
             let mut state = State::empty(stack);
-            state.resources = self.ids().iter().map(|id| skeleton(id)).collect();
+            let entries = self.entries();
+            state.resources = entries.iter().map(|e| skeleton(&e.id)).collect();
+            state.uids = entries
+                .into_iter()
+                .filter_map(|e| Some((e.id, e.uid?)))
+                .collect();
             Ok(state)
         })
     }
 
     fn write_state<'a>(&'a self, state: &'a State) -> BoxFuture<'a, Result<(), StateError>> {
         Box::pin(async move {
-            let ids: Vec<String> = state.resources.iter().map(|r| r.id.clone()).collect();
-            if ids == self.ids() {
+            let entries: Vec<InventoryEntry> = state
+                .resources
+                .iter()
+                .map(|r| InventoryEntry {
+                    id: r.id.clone(),
+                    uid: state.uid(&r.id).map(str::to_owned),
+                })
+                .collect();
+            if entries == self.entries() {
                 return Ok(());
             }
-            let patch = Patch::Merge(inventory_patch(&ids));
+            let patch = Patch::Merge(inventory_patch(&entries));
             self.api
                 .patch_status(&self.name, &status_params(), &patch)
                 .await
@@ -138,7 +151,7 @@ impl StateBackend for StatusBackend {
                     what: self.what(),
                     source: Box::new(e),
                 })?;
-            *self.recorded.lock().unwrap_or_else(PoisonError::into_inner) = ids;
+            *self.recorded.lock().unwrap_or_else(PoisonError::into_inner) = entries;
             Ok(())
         })
     }
@@ -183,9 +196,13 @@ mod tests {
         );
         let r = skeleton("v1:Namespace:team-a");
         assert_eq!(r.attributes["metadata"], json!({"name": "team-a"}));
+        let entry = InventoryEntry {
+            id: "v1:Namespace:a".into(),
+            uid: Some("u".into()),
+        };
         assert_eq!(
-            inventory_patch(&["v1:Namespace:a".into()]),
-            json!({"status": {"inventory": [{"id": "v1:Namespace:a"}], "inventoryCount": 1}})
+            inventory_patch(&[entry]),
+            json!({"status": {"inventory": [{"id": "v1:Namespace:a", "uid": "u"}], "inventoryCount": 1}})
         );
     }
 }

@@ -6,7 +6,7 @@
 //! conditions and Events. Deleting a Stack destroys its inventory.
 
 use crate::conditions::{self, Verdict};
-use crate::crd::{ApplyMode, FIELD_MANAGER, InventoryEntry, ResourceHealth, Stack, StackStatus};
+use crate::crd::{ApplyMode, FIELD_MANAGER, ResourceHealth, Stack, StackStatus};
 use crate::grants::Grants;
 use crate::inventory::StatusBackend;
 use crate::metrics::{ActionLabel, Metrics};
@@ -20,7 +20,11 @@ use krt_host::{ComponentRuntime, KubeCluster};
 use krt_stack::model::{
     ApplyMode as RuntimeMode, ApplyOptions, DeleteRequest, ReadOptions, WatchRequest,
 };
-use krt_stack::{ApplySettings, Outcome, Recorder, StateBackend, StateError, TracingSink, WaitFor};
+use krt_stack::ownership::NOT_OURS;
+use krt_stack::{
+    ApplySettings, DestroySettings, Outcome, Owner, Recorder, StateBackend, StateError,
+    TracingSink, WaitFor,
+};
 use kube::api::Api;
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Recorder as EventRecorder};
@@ -380,6 +384,27 @@ fn settings(stack: &Stack, ctx: &Context, timeout: Duration) -> ApplySettings {
             ..DeleteRequest::default()
         },
         prune: stack.spec.prune,
+        owner: owner(stack),
+        force_delete_unowned: false,
+    }
+}
+
+/// The owner whose mark the Stack's objects carry: `namespace.name`.
+fn owner(stack: &Stack) -> Owner {
+    Owner::object(stack.namespace_or_default(), stack.name())
+}
+
+/// Publishes a Warning Event naming the objects `reports` left alone because
+/// the Stack does not own them.
+async fn warn_not_ours(ctx: &Context, stack: &Stack, reports: &[krt_stack::ResourceReport]) {
+    let left: Vec<String> = reports
+        .iter()
+        .filter(|r| r.result == Outcome::NotOurs)
+        .filter_map(|r| r.error.as_ref().map(|e| e.message.clone()))
+        .collect();
+    if !left.is_empty() {
+        ctx.publish(stack, EventType::Warning, NOT_OURS, left.join("; "))
+            .await;
     }
 }
 
@@ -434,7 +459,7 @@ async fn apply(
     let placed = scope::place(&ctx.cluster, namespace, inputs.loaded, &policy)
         .await
         .map_err(StepError::Discovery)?;
-    let graph = match placed {
+    let mut graph = match placed {
         Ok(graph) => graph,
         Err(refusal) => {
             let v = stalled(refusal.reason(), refusal.to_string());
@@ -442,6 +467,11 @@ async fn apply(
             return conclude(stack, ctx, &mut status, v, base, started, interval).await;
         }
     };
+    if let Err(problems) = owner(stack).mark_all(&mut graph) {
+        let v = stalled("InvalidManifests", problems.join("; "));
+        let base = status.current.clone();
+        return conclude(stack, ctx, &mut status, v, base, started, interval).await;
+    }
     let revision = revision(&graph, &inputs.chain, stack);
     let runtime = match ctx.runtimes.get(&inputs.chain, policy).await {
         Ok(runtime) => runtime,
@@ -477,6 +507,7 @@ async fn apply(
         &state,
         &settings.options,
         settings.concurrency,
+        &settings.owner,
     )
     .await;
     if plan.failed() {
@@ -488,6 +519,7 @@ async fn apply(
     let reports =
         krt_stack::apply(&runtime, &graph, &plan, &recorder, &settings, &TracingSink).await;
     recorder.flush().await.map_err(StepError::State)?;
+    warn_not_ours(ctx, stack, &reports).await;
     let writes = Writes::of(&reports);
     for (action, ids) in writes.by_action() {
         ctx.metrics
@@ -522,13 +554,10 @@ async fn apply(
         ctx.publish(stack, EventType::Normal, "Orphaned", note)
             .await;
     }
-    let ids = backend.ids();
+    let entries = backend.entries();
     let mut base = status.current.clone();
-    base.inventory = ids
-        .iter()
-        .map(|id| InventoryEntry { id: id.clone() })
-        .collect();
-    base.inventory_count = Some(ids.len() as i64);
+    base.inventory_count = Some(entries.len() as i64);
+    base.inventory = entries;
     base.last_attempted_revision = Some(revision.clone());
     if !matches!(verdict, Verdict::Failed { .. }) {
         base.last_applied_revision = Some(revision);
@@ -635,25 +664,24 @@ async fn cleanup(stack: &Stack, ctx: &Context, entered: &Entered) -> Result<Acti
         .map_err(StepError::State)?;
     let graph = krt_stack::Stack::recorded(state.resources.clone());
     let recorder = Recorder::new(&backend, state);
-    let request = DeleteRequest {
-        default_namespace: Some(namespace.to_owned()),
-        ..DeleteRequest::default()
-    };
     // Each deletion is waited for (within the Stack's timeout) before what it
     // depends on is deleted; one still held by finalizers then fails the cleanup,
-    // which is retried, and the Stack's finalizer stays.
+    // which is retried, and the Stack's finalizer stays. Objects the Stack does
+    // not own are left alone.
     let wait = durations(stack).map_or(MAX_TIMEOUT, |(_, timeout)| timeout);
-    let reports = krt_stack::destroy(
-        &runtime,
-        &graph,
-        &recorder,
-        &request,
-        Some(wait),
-        ctx.resource_concurrency,
-        &TracingSink,
-    )
-    .await;
+    let settings = DestroySettings {
+        request: DeleteRequest {
+            default_namespace: Some(namespace.to_owned()),
+            ..DeleteRequest::default()
+        },
+        wait: Some(wait),
+        concurrency: ctx.resource_concurrency,
+        owner: owner(stack),
+        force_unowned: false,
+    };
+    let reports = krt_stack::destroy(&runtime, &graph, &recorder, &settings, &TracingSink).await;
     recorder.flush().await.map_err(StepError::State)?;
+    warn_not_ours(ctx, stack, &reports).await;
     let writes = Writes::of(&reports);
     ctx.metrics
         .writes
@@ -661,7 +689,12 @@ async fn cleanup(stack: &Stack, ctx: &Context, entered: &Entered) -> Result<Acti
         .inc_by(writes.deleted.len() as u64);
     let failed: Vec<String> = reports
         .iter()
-        .filter(|r| r.result != Outcome::Deleted)
+        .filter(|r| {
+            !matches!(
+                r.result,
+                Outcome::Deleted | Outcome::Absent | Outcome::NotOurs
+            )
+        })
         .map(|r| match &r.error {
             Some(e) => format!("{}: {}: {}", r.id, e.reason, e.message),
             None => format!("{}: {}", r.id, r.result.word()),

@@ -719,3 +719,82 @@ async fn a_middleware_chain_from_a_config_map_tags_every_object_and_a_missing_ke
     );
     h.stop().await;
 }
+
+/// Replaces ConfigMap `team-a/<name>` with another object of the same name,
+/// created directly by someone else with `labels`.
+async fn someone_replaces(h: &Harness, name: &str, labels: Value) {
+    let api = h
+        .cluster
+        .api("v1", "ConfigMap", "configmaps", Some("team-a"));
+    api.delete(name, &DeleteParams::default())
+        .await
+        .expect("deleted directly");
+    h.cluster
+        .create(
+            "configmaps",
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": name, "namespace": "team-a", "labels": labels},
+                   "data": {"owner": "someone else"}}),
+        )
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_prune_and_the_stack_deletion_leave_alone_what_the_stack_does_not_own() {
+    let h = Harness::start(Grants::default()).await;
+    let both = vec![config_map("a", "1"), config_map("b", "2")];
+    h.create(stack("team-a", "mixed", "1h", both)).await;
+    let ready = h
+        .until_condition("team-a", "mixed", "Ready", "True", READY_WITHIN)
+        .await;
+    let a = h.config_map("team-a", "a").await.expect("a applied");
+    assert_eq!(a["metadata"]["labels"]["krt.dev/stack"], "team-a.mixed");
+    let inventory = ready.status.unwrap().inventory;
+    let entry = inventory
+        .iter()
+        .find(|e| e.id == "v1:ConfigMap:team-a:a")
+        .expect("a in the inventory");
+    assert_eq!(entry.uid.as_deref(), a["metadata"]["uid"].as_str());
+
+    // b is replaced by someone else's ConfigMap, then leaves the spec: the
+    // prune leaves theirs alone and says so in a Warning Event.
+    someone_replaces(&h, "b", json!({})).await;
+    let patch = json!({"spec": {"resources": [config_map("a", "1")]}});
+    h.stacks
+        .patch("mixed", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .expect("the spec changes");
+    let after = until("b out of the inventory", READY_WITHIN, || async {
+        let stack = h.stacks.get("mixed").await.ok()?;
+        let status = stack.status.clone()?;
+        (status.observed_generation == stack.metadata.generation
+            && stack.condition("Ready").is_some_and(|c| c.status == "True"))
+        .then_some(status)
+    })
+    .await;
+    assert_eq!(after.inventory_count, Some(1));
+    let theirs = h.config_map("team-a", "b").await.expect("their b survives");
+    assert_eq!(theirs["data"]["owner"], "someone else");
+    let reasons = event_reasons(&h, "mixed").await;
+    assert!(reasons.iter().any(|r| r == "NotOurs"), "{reasons:?}");
+
+    // a is replaced too, even with the Stack's label copied: another UID.
+    // Deleting the Stack leaves it alone, and the Stack goes.
+    someone_replaces(&h, "a", json!({"krt.dev/stack": "team-a.mixed"})).await;
+    h.stacks
+        .delete("mixed", &DeleteParams::default())
+        .await
+        .expect("the delete is accepted");
+    until("the Stack gone", READY_WITHIN, || async {
+        h.stacks
+            .get_opt("mixed")
+            .await
+            .ok()?
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    let theirs = h.config_map("team-a", "a").await.expect("their a survives");
+    assert_eq!(theirs["data"]["owner"], "someone else");
+    h.stop().await;
+}

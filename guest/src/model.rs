@@ -260,6 +260,17 @@ impl ApiError {
     }
 }
 
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.code {
+            0 => write!(f, "{}", self.message),
+            code => write!(f, "{code} {}: {}", self.reason, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ApiError {}
+
 /// Options of a create call (`kubernetes.create-options`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CreateOptions {

@@ -15,17 +15,33 @@ const SERVER_METADATA: [&str; 6] = [
     "selfLink",
 ];
 
-/// Removes what the server sets (Kusion's normalisation, for results returned by apply/read/watch):
+/// Removes what the server sets (Kusion's normalisation, as the `logic.normalize` export does):
 /// `status`, `metadata.{managedFields,resourceVersion,generation,uid,creationTimestamp,selfLink}`.
 ///
 /// Values that are not objects are returned unchanged.
 pub fn normalize(object: &Value) -> Value {
+    strip_server_fields(object, &SERVER_METADATA)
+}
+
+/// What the runtime's answers (apply, read, watch) carry: [`normalize`], except that
+/// `metadata.uid` stays, so that a caller can tell this object from a later one of the
+/// same name (krt records it, and deletes only the object with that UID).
+pub fn normalize_result(object: &Value) -> Value {
+    let kept: Vec<&str> = SERVER_METADATA
+        .into_iter()
+        .filter(|k| *k != "uid")
+        .collect();
+    strip_server_fields(object, &kept)
+}
+
+/// `object` without `status` and the `metadata` fields named in `fields`.
+fn strip_server_fields(object: &Value, fields: &[&str]) -> Value {
     let mut out = object.clone();
     if let Some(root) = out.as_object_mut() {
         root.remove("status");
         if let Some(meta) = root.get_mut("metadata").and_then(Value::as_object_mut) {
-            for key in SERVER_METADATA {
-                meta.remove(key);
+            for key in fields {
+                meta.remove(*key);
             }
         }
     }
@@ -136,6 +152,20 @@ mod tests {
                 "metadata": {"name": "a", "namespace": "n", "labels": {"a": "b"}},
                 "data": {"k": "v"}
             })
+        );
+    }
+
+    #[test]
+    fn results_keep_the_uid() {
+        let live =
+            json!({"metadata": {"name": "a", "uid": "u", "resourceVersion": "1"}, "status": {}});
+        assert_eq!(
+            normalize_result(&live),
+            json!({"metadata": {"name": "a", "uid": "u"}})
+        );
+        assert_eq!(
+            normalize_for_diff(&live),
+            json!({"metadata": {"name": "a"}})
         );
     }
 

@@ -51,7 +51,16 @@ fn read_returns_the_normalized_live_object_of_the_plan_or_prior() {
     assert!(r.status.is_none());
     let res = r.resource.unwrap();
     assert_eq!(res.attributes["data"]["a"], "1");
-    assert!(res.attributes.pointer("/metadata/uid").is_none());
+    assert_eq!(
+        res.attributes.pointer("/metadata/uid"),
+        stored(&c).unwrap().pointer("/metadata/uid"),
+        "the UID tells this object from a later one of the same name"
+    );
+    assert!(
+        res.attributes
+            .pointer("/metadata/resourceVersion")
+            .is_none()
+    );
     assert!(res.attributes.pointer("/metadata/managedFields").is_none());
     assert_eq!(res.extensions, plan.extensions);
     let r = runtime::read(&c, Some(&plan), None, &ReadOptions::default());
@@ -124,8 +133,48 @@ fn delete_succeeds_when_gone_and_passes_the_propagation_policy() {
     assert_eq!(r.status, None);
     assert!(stored(&c).is_none());
     assert!(c.log().iter().any(|r| matches!(r, Request::Delete { options, .. } if options.propagation_policy == Some(PropagationPolicy::Foreground))));
-    let r = runtime::delete(&c, &c.host(), &cfg(), &options);
+    let status = runtime::delete(&c, &c.host(), &cfg(), &options)
+        .status
+        .expect("a note that nothing was deleted");
+    assert_eq!(status.kind, StatusKind::Info);
+    assert_eq!(status.code, StatusCode::NotFound);
+    assert_eq!(status.reason, runtime::ALREADY_GONE);
+}
+
+#[test]
+fn delete_with_a_uid_deletes_only_the_object_with_that_uid() {
+    let c = TestCluster::new();
+    seed(&c, &[]);
+    let uid = stored(&c).unwrap()["metadata"]["uid"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut other = cfg();
+    other.attributes["metadata"]["uid"] = "not-this-one".into();
+    let status = runtime::delete(&c, &c.host(), &other, &DeleteRequest::default())
+        .status
+        .expect("refused");
+    assert_eq!(status.kind, StatusKind::Error);
+    assert_eq!(status.code, StatusCode::Conflict);
+    assert_eq!(status.reason, runtime::UID_MISMATCH);
+    assert!(
+        status.message.contains("not-this-one"),
+        "{}",
+        status.message
+    );
+    assert!(stored(&c).is_some(), "another UID's object stays");
+    assert!(
+        c.log()
+            .iter()
+            .any(|r| matches!(r, Request::Delete { options, .. }
+        if options.preconditions.as_ref().and_then(|p| p.uid.as_deref()) == Some("not-this-one")))
+    );
+
+    let mut same = cfg();
+    same.attributes["metadata"]["uid"] = uid.into();
+    let r = runtime::delete(&c, &c.host(), &same, &DeleteRequest::default());
     assert_eq!(r.status, None);
+    assert!(stored(&c).is_none());
 }
 
 #[test]

@@ -47,6 +47,19 @@ pub struct Connected {
     pub sim: Option<krt_sim::Sim>,
     /// One line saying which cluster this is, for the user.
     pub description: String,
+    /// The kubeconfig context used, when one was.
+    pub context: Option<String>,
+}
+
+impl Connected {
+    /// The identity of the connected cluster, as a state records it
+    /// ([`KubeCluster::identity`]).
+    ///
+    /// # Errors
+    /// The cluster could not be asked.
+    pub async fn identity(&self) -> Result<krt_stack::ClusterIdentity, Error> {
+        self.cluster.identity(self.context.as_deref()).await
+    }
 }
 
 #[cfg(feature = "sim")]
@@ -81,13 +94,14 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connected, Error> {
         context: options.context.clone(),
         ..Default::default()
     };
-    let (config, source) = if let Some(path) = &options.kubeconfig {
+    let (config, source, current) = if let Some(path) = &options.kubeconfig {
         let what = format!("'{}'", path.display());
         let kubeconfig = Kubeconfig::read_from(path).map_err(kubeconfig_error(&what))?;
+        let current = kubeconfig.current_context.clone();
         let config = kube::Config::from_custom_kubeconfig(kubeconfig, &kube_options)
             .await
             .map_err(kubeconfig_error(&what))?;
-        (config, path.display().to_string())
+        (config, path.display().to_string(), current)
     } else if std::env::var_os("KUBECONFIG").is_some()
         || std::env::var_os("HOME").is_some_and(|h| PathBuf::from(h).join(".kube/config").exists())
     {
@@ -95,10 +109,11 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connected, Error> {
         let config = kube::Config::from_kubeconfig(&kube_options)
             .await
             .map_err(kubeconfig_error(&format!("'{source}'")))?;
-        (config, source)
+        let current = Kubeconfig::read().ok().and_then(|k| k.current_context);
+        (config, source, current)
     } else {
         let config = kube::Config::incluster().map_err(Error::NoCluster)?;
-        (config, "in-cluster service account".to_string())
+        (config, "in-cluster service account".to_string(), None)
     };
     let namespace = options
         .namespace
@@ -121,6 +136,7 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connected, Error> {
         #[cfg(feature = "sim")]
         sim: None,
         description: format!("cluster {url} (from {source})"),
+        context: options.context.clone().or(current),
     })
 }
 
@@ -174,8 +190,12 @@ async fn start_sim(options: &ConnectOptions) -> Result<Connected, Error> {
         sim.url()
     );
     Ok(Connected {
-        cluster: Arc::new(limited(KubeCluster::new(client, namespace), options)),
+        cluster: Arc::new(limited(
+            KubeCluster::new(client, namespace).with_server(sim.url()),
+            options,
+        )),
         sim: Some(sim),
         description,
+        context: None,
     })
 }

@@ -15,6 +15,15 @@ pub enum Error {
     /// wasmtime rejected the engine configuration or its cache.
     #[error("wasmtime engine setup failed")]
     Engine(#[source] BoxError),
+    /// The cluster's identity (its `kube-system` Namespace) could not be read.
+    #[error("cannot read the identity of the cluster at {server} (its kube-system Namespace)")]
+    Identity {
+        /// The API server.
+        server: String,
+        /// The cluster call's failure.
+        #[source]
+        source: krt_guest::model::ApiError,
+    },
     /// The component file could not be read.
     #[error("failed to read component '{}'", path.display())]
     ReadComponent {

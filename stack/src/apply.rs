@@ -3,10 +3,11 @@
 //! is healthy) before its dependents start and recording each in the state
 //! as it goes; then the delete walk for recorded resources that left the input.
 
-use crate::destroy::destroy;
+use crate::destroy::{DestroySettings, destroy};
 use crate::events::{Event, EventSink, Phase};
 use crate::gone;
 use crate::graph::Stack;
+use crate::ownership::Owner;
 use crate::plan::{Plan, Planned};
 use crate::report::{ErrorReport, Outcome, ResourceReport};
 use crate::runtime::Runtime;
@@ -48,11 +49,17 @@ pub struct ApplySettings {
     /// Delete recorded resources that left the input; `false` forgets them
     /// from the state and leaves them in the cluster (orphans them).
     pub prune: bool,
+    /// The stack whose mark the resources carry (see [`Owner::mark_all`]):
+    /// only objects with it are pruned.
+    pub owner: Owner,
+    /// Prune objects that are not ours too (`--force-delete-unowned`).
+    pub force_delete_unowned: bool,
 }
 
 impl Default for ApplySettings {
     /// Server-side apply as `krt`, 64 resources at a time, each waited for
-    /// up to 5 minutes to become healthy, pruning, as `krt apply` does.
+    /// up to 5 minutes to become healthy, pruning what stack `default` owns,
+    /// as `krt apply` does.
     fn default() -> Self {
         ApplySettings {
             options: ApplyOptions::default(),
@@ -64,6 +71,8 @@ impl Default for ApplySettings {
             wait_for: WaitFor::All,
             delete: DeleteRequest::default(),
             prune: true,
+            owner: Owner::stack("default"),
+            force_delete_unowned: false,
         }
     }
 }
@@ -129,7 +138,7 @@ impl<R: Runtime> Walk<'_, R> {
         };
         if action == Action::Unchanged {
             // Adopt an unchanged object the state does not know yet.
-            self.state.put(resource);
+            self.state.put(resource, planned.uid.as_deref());
             return report.took(started.elapsed());
         }
         let phase = match action {
@@ -167,7 +176,8 @@ impl<R: Runtime> Walk<'_, R> {
         }
         report.result = Outcome::of_action(r.action);
         report.diff = (!planned.diff.changes.is_empty()).then(|| (&planned.diff).into());
-        self.state.put(resource);
+        let uid = r.resource.as_ref().and_then(|w| uid_of(&w.attributes));
+        self.state.put(resource, uid);
         let Some(request) = &self.settings.wait else {
             return report.took(started.elapsed());
         };
@@ -269,19 +279,22 @@ pub async fn apply<R: Runtime>(
             .wait
             .as_ref()
             .map(|w| Duration::from_millis(u64::from(w.timeout_ms)));
-        let mut deleted = destroy(
-            runtime,
-            &deletes,
-            state,
-            &settings.delete,
+        let destroying = DestroySettings {
+            request: settings.delete.clone(),
             wait,
-            settings.concurrency,
-            events,
-        )
-        .await;
+            concurrency: settings.concurrency,
+            owner: settings.owner.clone(),
+            force_unowned: settings.force_delete_unowned,
+        };
+        let mut deleted = destroy(runtime, &deletes, state, &destroying, events).await;
         all.append(&mut deleted);
     }
     all
+}
+
+/// The `metadata.uid` of an object.
+pub(crate) fn uid_of(object: &serde_json::Value) -> Option<&str> {
+    object["metadata"]["uid"].as_str()
 }
 
 /// A whole run: the plan, and what applying it did (empty when the plan
@@ -317,6 +330,7 @@ pub async fn plan_and_apply<R: Runtime>(
         &state,
         &settings.options,
         settings.concurrency,
+        &settings.owner,
     )
     .await;
     let mut reports = Vec::new();
@@ -417,11 +431,13 @@ mod tests {
             diff: ObjectDiff::default(),
             terminating: false,
             observation: None,
+            uid: None,
         };
         let plan = Plan {
             planned: vec![planned; stack.resources.len()],
             deletes: Vec::new(),
             delete_diffs: Vec::new(),
+            ownership: Vec::new(),
         };
         let dir = tempfile::tempdir().unwrap();
         let backend = LocalBackend::new(dir.path());

@@ -7,41 +7,64 @@
 use crate::events::{Event, EventSink, Phase};
 use crate::gone::{self, TERMINATING};
 use crate::graph::Stack;
+use crate::ownership::{self, NotOurs, Owner, Ownership};
 use crate::report::{ErrorReport, Outcome, ResourceReport};
 use crate::runtime::Runtime;
 use crate::state::Recorder;
 use crate::walk;
 use krt_guest::model::{
-    Action, DeleteRequest, Health, HealthState, ReadOptions, Status, StatusCode,
+    Action, DeleteRequest, Health, HealthState, ReadOptions, Resource, Status, StatusCode,
 };
+use krt_guest::runtime::{ALREADY_GONE, UID_MISMATCH};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-/// Deletes the resources of `stack`, dependents first, at most `concurrency`
-/// at a time.
+/// How a delete walk deletes.
+#[derive(Debug, Clone)]
+pub struct DestroySettings {
+    /// How each object is deleted.
+    pub request: DeleteRequest,
+    /// Wait until each deleted object is gone (for at most this long) before
+    /// deleting what it depends on; `None` is fire and forget.
+    pub wait: Option<Duration>,
+    /// Most resources worked on at once (at least one).
+    pub concurrency: usize,
+    /// The stack whose mark an object must carry to be deleted.
+    pub owner: Owner,
+    /// Delete objects that are not ours too (`--force-delete-unowned`).
+    pub force_unowned: bool,
+}
+
+/// Deletes the resources of `stack` that are ours, dependents first, at most
+/// `settings.concurrency` at a time.
 ///
-/// With `wait`, each deleted object is waited for until it is gone (for at
-/// most `wait`) before it is removed from `state` and what it depends on is
-/// deleted; one still there at the deadline ends `terminating` (an error
-/// naming its finalizers) and skips its dependencies. Without, an accepted
-/// DELETE is enough (fire and forget): the object is removed from `state`,
-/// and one the answer shows still there carries a `Terminating` health.
-/// A failed delete skips what that resource depends on. Returns a report per
-/// resource, in reverse dependency order.
+/// Before each delete the live object is checked ([`ownership::check`]): one
+/// already gone is `absent`; one without the owner's mark, with another
+/// stack's, or with another UID than `state` recorded is `not ours` (unless
+/// `force_unowned`): it is not deleted and is forgotten by `state`. An owned object is deleted with its UID
+/// as the DELETE's precondition, so that an object replaced in between is
+/// left alone (`not ours` too).
+///
+/// With `wait`, each deleted object is waited for until it is gone before it
+/// is removed from `state` and what it depends on is deleted; one still there
+/// at the deadline ends `terminating` (an error naming its finalizers) and
+/// skips its dependencies. Without, an accepted DELETE is enough (fire and
+/// forget): the object is removed from `state`, and one the answer shows
+/// still there carries a `Terminating` health. A failed delete skips what
+/// that resource depends on. Returns a report per resource, in reverse
+/// dependency order.
 pub async fn destroy<R: Runtime>(
     runtime: &R,
     stack: &Stack,
     state: &Recorder<'_>,
-    request: &DeleteRequest,
-    wait: Option<Duration>,
-    concurrency: usize,
+    settings: &DestroySettings,
     events: &dyn EventSink,
 ) -> Vec<ResourceReport> {
     let reports = Mutex::new(vec![None; stack.resources.len()]);
     let read = ReadOptions {
-        default_namespace: request.default_namespace.clone(),
+        default_namespace: settings.request.default_namespace.clone(),
     };
-    let walked = walk::run(stack, true, concurrency, |i| {
+    let walked = walk::run(stack, true, settings.concurrency, |i| {
         let (reports, read) = (&reports, &read);
         async move {
             let started = Instant::now();
@@ -52,44 +75,24 @@ pub async fn destroy<R: Runtime>(
             });
             let mut report = ResourceReport::new(&resource.id, Outcome::Deleted);
             report.action = Some(Action::Delete);
-            let deleted = runtime.delete(resource, request).await;
-            let pending = deleted.as_ref().filter(|s| is_pending(s));
-            match (&deleted, pending, wait) {
-                (Some(status), _, _) if status.is_error() => {
-                    report.result = Outcome::Failed;
-                    report.error = Some(ErrorReport::from(status));
-                }
-                (_, Some(_), Some(timeout)) if !request.dry_run => {
-                    match gone::wait_gone(runtime, resource, read, timeout, events).await {
-                        Ok(()) => state.remove(&resource.id),
-                        Err(status) => {
-                            report.result = if status.reason == TERMINATING {
-                                report.health = Some(Health::new(
-                                    HealthState::Terminating,
-                                    TERMINATING,
-                                    &status.message,
-                                ));
-                                Outcome::Terminating
-                            } else {
-                                Outcome::Failed
-                            };
-                            report.error = Some(ErrorReport::from(&status));
-                        }
-                    }
-                }
-                (_, Some(status), _) => {
-                    report.health = Some(Health::new(
-                        HealthState::Terminating,
-                        &status.reason,
-                        &status.message,
-                    ));
-                    state.remove(&resource.id);
-                }
-                _ => state.remove(&resource.id),
-            }
+            delete_one(
+                runtime,
+                resource,
+                state,
+                settings,
+                read,
+                events,
+                &mut report,
+            )
+            .await;
             let report = report.took(started.elapsed());
             events.event(&Event::Finished(&report));
-            let ok = report.result == Outcome::Deleted;
+            // An object left alone does not hold back what it depends on: that
+            // is the stack's own, to delete like any other.
+            let ok = matches!(
+                report.result,
+                Outcome::Deleted | Outcome::Absent | Outcome::NotOurs
+            );
             reports.lock().unwrap_or_else(PoisonError::into_inner)[i] = Some(report);
             ok
         }
@@ -105,11 +108,97 @@ pub async fn destroy<R: Runtime>(
         .collect()
 }
 
+/// Checks and deletes one resource, filling in `report` and `state`.
+async fn delete_one<R: Runtime>(
+    runtime: &R,
+    resource: &Resource,
+    state: &Recorder<'_>,
+    settings: &DestroySettings,
+    read: &ReadOptions,
+    events: &dyn EventSink,
+    report: &mut ResourceReport,
+) {
+    let not_ours = |report: &mut ResourceReport, why: &NotOurs| {
+        report.result = Outcome::NotOurs;
+        report.error = Some(ErrorReport::from(&Ownership::not_ours_status(
+            &resource.id,
+            why,
+        )));
+        state.remove(&resource.id);
+    };
+    let uid = state.uid(&resource.id);
+    let target =
+        match ownership::check(runtime, resource, uid.as_deref(), &settings.owner, read).await {
+            Ownership::Unknown(status) => {
+                report.result = Outcome::Failed;
+                report.error = Some(ErrorReport::from(&status));
+                return;
+            }
+            Ownership::Absent => {
+                report.result = Outcome::Absent;
+                state.remove(&resource.id);
+                return;
+            }
+            Ownership::NotOurs(why, _) if !settings.force_unowned => {
+                not_ours(report, &why);
+                return;
+            }
+            Ownership::NotOurs(_, live) | Ownership::Owned(live) => {
+                ownership::pinned(resource, live.as_deref())
+            }
+        };
+    let request = &settings.request;
+    let deleted = runtime.delete(&target, request).await;
+    let pending = deleted.as_ref().filter(|s| is_pending(s));
+    match (&deleted, pending, settings.wait) {
+        (Some(status), _, _) if status.reason == UID_MISMATCH => {
+            not_ours(report, &NotOurs::Replaced(status.message.clone()));
+        }
+        (Some(status), _, _) if status.is_error() => {
+            report.result = Outcome::Failed;
+            report.error = Some(ErrorReport::from(status));
+        }
+        (Some(status), _, _) if status.reason == ALREADY_GONE => {
+            report.result = Outcome::Absent;
+            state.remove(&resource.id);
+        }
+        (_, Some(_), Some(timeout)) if !request.dry_run => {
+            match gone::wait_gone(runtime, &target, read, timeout, events).await {
+                Ok(()) => state.remove(&resource.id),
+                Err(status) => {
+                    report.result = if status.reason == TERMINATING {
+                        report.health = Some(Health::new(
+                            HealthState::Terminating,
+                            TERMINATING,
+                            &status.message,
+                        ));
+                        Outcome::Terminating
+                    } else {
+                        Outcome::Failed
+                    };
+                    report.error = Some(ErrorReport::from(&status));
+                }
+            }
+        }
+        (_, Some(status), _) => {
+            report.health = Some(Health::new(
+                HealthState::Terminating,
+                &status.reason,
+                &status.message,
+            ));
+            state.remove(&resource.id);
+        }
+        _ => state.remove(&resource.id),
+    }
+}
+
 /// Whether a successful delete's note says the object is still there (being
 /// deleted: finalizers or a grace period), rather than that its kind is not
 /// served.
 fn is_pending(status: &Status) -> bool {
-    !status.is_error() && status.code != StatusCode::KindNotInstalled
+    !status.is_error()
+        && status.code != StatusCode::KindNotInstalled
+        && status.reason != ALREADY_GONE
 }
 
 #[cfg(test)]
@@ -143,11 +232,19 @@ mod tests {
         }
         async fn read(
             &self,
-            _: Option<&Resource>,
+            prior: Option<&Resource>,
             plan: Option<&Resource>,
             _: &ReadOptions,
         ) -> ReadResponse {
-            let plan = plan.expect("the deleted resource");
+            let Some(plan) = plan else {
+                // The ownership check before the delete: the object is the stack's.
+                let mut live = prior.expect("the recorded resource").clone();
+                live.attributes["metadata"]["labels"] = json!({"krt.dev/stack": "s"});
+                return ReadResponse {
+                    resource: Some(live),
+                    status: None,
+                };
+            };
             assert_eq!(plan.id, self.held, "only a pending delete is waited for");
             let mut left = self.reads_until_gone.lock().unwrap();
             let resource = (*left > 0).then(|| {
@@ -228,16 +325,14 @@ mod tests {
                 progress.lock().unwrap().push(p.message.clone());
             }
         };
-        let reports = destroy(
-            &runtime,
-            &stack,
-            &recorder,
-            &DeleteRequest::default(),
+        let settings = DestroySettings {
+            request: DeleteRequest::default(),
             wait,
-            4,
-            &events,
-        )
-        .await;
+            concurrency: 4,
+            owner: Owner::stack("s"),
+            force_unowned: false,
+        };
+        let reports = destroy(&runtime, &stack, &recorder, &settings, &events).await;
         recorder.flush().await.unwrap();
         let left = backend_ids(&backend).await;
         if reads > 0 && wait.is_some() {

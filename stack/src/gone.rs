@@ -70,6 +70,13 @@ pub async fn wait_gone<R: Runtime>(
         let Some(live) = read.resource else {
             return Ok(());
         };
+        // A resource pinned to a UID is gone once another object has its name.
+        let uid = |r: &Resource| r.attributes["metadata"]["uid"].as_str().map(str::to_owned);
+        if let (Some(deleted), Some(now)) = (uid(resource), uid(&live))
+            && deleted != now
+        {
+            return Ok(());
+        }
         let waited = started.elapsed();
         let live = &live.attributes;
         if waited >= timeout {

@@ -1,4 +1,6 @@
-//! Adopting live objects into a stack's state without changing them.
+//! Adopting live objects into a stack's state without changing them: the
+//! state records each object's UID; the stack's mark is written by the next
+//! apply (until then, a destroy leaves the object alone as not ours).
 
 use crate::report::{ErrorReport, Outcome, ResourceReport};
 use crate::runtime::Runtime;
@@ -44,7 +46,8 @@ pub fn adopted(resource: &Resource, live: &Value, from_input: bool) -> (Resource
     let (attributes, source) = match last_applied {
         Some(a) => (a, RecordedFrom::LastApplied),
         None if from_input => (resource.attributes.clone(), RecordedFrom::Input),
-        None => (live.clone(), RecordedFrom::Live),
+        // The UID is recorded beside the resource, not as part of its configuration.
+        None => (krt_guest::normalize::normalize(live), RecordedFrom::Live),
     };
     (
         Resource {
@@ -84,6 +87,9 @@ pub async fn import<R: Runtime>(
             }
             (None, Some(live)) => {
                 let (record, from) = adopted(resource, &live.attributes, *from_input);
+                if let Some(uid) = crate::apply::uid_of(&live.attributes) {
+                    state.uids.insert(record.id.clone(), uid.to_owned());
+                }
                 state.put(record);
                 source = Some(from);
             }

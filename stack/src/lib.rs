@@ -22,6 +22,7 @@ pub mod gone;
 pub mod graph;
 pub mod import;
 pub mod manifest;
+pub mod ownership;
 pub mod plan;
 pub mod read;
 pub mod report;
@@ -32,16 +33,19 @@ pub mod walk;
 pub mod watch;
 
 pub use apply::{Applied, ApplySettings, NOT_ATTEMPTED, apply, plan_and_apply};
-pub use destroy::destroy;
+pub use destroy::{DestroySettings, destroy};
 pub use drift::{drift, drift_of};
 pub use events::{Event, EventSink, Phase, TracingSink};
 pub use graph::{Stack, StackError, Targets, targets};
 pub use import::{ImportTarget, RecordedFrom, import};
+pub use ownership::{NotOurs, Owner, Ownership, STACK_LABEL};
 pub use plan::{Plan, Planned, plan};
 pub use read::read;
 pub use report::{Outcome, Report, ResourceReport, Verdict};
 pub use runtime::Runtime;
-pub use state::{LocalBackend, Recorder, State, StateBackend, StateError, StateLock};
+pub use state::{
+    Binding, ClusterIdentity, LocalBackend, Recorder, State, StateBackend, StateError, StateLock,
+};
 pub use wait::{Wait, WaitFor, WaitSpec};
 pub use watch::watch;
 

@@ -4,15 +4,17 @@
 //! of its kind is), the runtime's diff of the live and predicted objects, and
 //! a delete for each recorded resource that is no longer in the input.
 
+use crate::apply::uid_of;
 use crate::gone;
 use crate::graph::Stack;
+use crate::ownership::{self, Owner, Ownership};
 use crate::report::{DiffReport, ErrorReport, Outcome, ResourceReport};
 use crate::runtime::Runtime;
 use crate::state::State;
 use futures::StreamExt;
 use krt_guest::id::ResourceId;
 use krt_guest::model::{
-    Action, ApplyOptions, ObjectDiff, Observation, Resource, Status, StatusCode,
+    Action, ApplyOptions, ObjectDiff, Observation, ReadOptions, Resource, Status, StatusCode,
 };
 use krt_guest::target::Manifest;
 
@@ -32,6 +34,9 @@ pub struct Planned {
     /// is still to be created): the write starts from it instead of reading
     /// the object again. `None` when the write must read first.
     pub observation: Option<Observation>,
+    /// The live object's `metadata.uid`, when the dry run saw one: what the
+    /// state records for an `unchanged` object, which is not written.
+    pub uid: Option<String>,
 }
 
 impl Planned {
@@ -42,6 +47,7 @@ impl Planned {
             diff: ObjectDiff::default(),
             terminating: false,
             observation: None,
+            uid: None,
         }
     }
 }
@@ -55,6 +61,9 @@ pub struct Plan {
     pub deletes: Vec<Resource>,
     /// The removal diff of each of `deletes`, by index.
     pub delete_diffs: Vec<ObjectDiff>,
+    /// Whether each of `deletes` is ours to delete, by index: the apply
+    /// checks again right before it deletes.
+    pub ownership: Vec<Ownership>,
 }
 
 impl Plan {
@@ -63,7 +72,8 @@ impl Plan {
         self.planned.iter().any(|p| p.action.is_none())
     }
 
-    /// Whether anything would change.
+    /// Whether anything would change (a recorded resource that left the
+    /// input is at least forgotten by the state).
     pub fn changes(&self) -> bool {
         !self.deletes.is_empty()
             || self
@@ -101,9 +111,21 @@ impl Plan {
                 r
             })
             .collect();
-        out.extend(self.deletes.iter().map(|d| {
+        out.extend(self.deletes.iter().zip(&self.ownership).map(|(d, o)| {
             let mut r = ResourceReport::new(&d.id, Outcome::Planned);
             r.action = Some(Action::Delete);
+            match o {
+                Ownership::Absent => r.result = Outcome::Absent,
+                Ownership::NotOurs(why, _) => {
+                    r.result = Outcome::NotOurs;
+                    r.error = Some(ErrorReport::from(&Ownership::not_ours_status(&d.id, why)));
+                }
+                Ownership::Unknown(status) => {
+                    r.result = Outcome::Failed;
+                    r.error = Some(ErrorReport::from(status));
+                }
+                Ownership::Owned(_) => {}
+            }
             r
         }));
         out
@@ -129,13 +151,15 @@ enum Prediction {
 /// Namespace they will create is dry-run once in a stand-in namespace that
 /// exists, and one whose CRD they will create is predicted as a create from
 /// its plan alone, so neither costs a dry run that can only fail. Any other
-/// failed dry run fails the plan.
+/// failed dry run fails the plan. Each recorded resource that left the input
+/// is a delete, checked for whether `owner` owns it ([`ownership::check`]).
 pub async fn plan<R: Runtime>(
     runtime: &R,
     stack: &Stack,
     state: &State,
     options: &ApplyOptions,
     concurrency: usize,
+    owner: &Owner,
 ) -> Plan {
     let dry = ApplyOptions {
         dry_run: true,
@@ -210,10 +234,17 @@ pub async fn plan<R: Runtime>(
         let diff = runtime.diff(Some(&d.attributes), None, &[]).await;
         delete_diffs.push(diff.unwrap_or_default());
     }
+    let read = ReadOptions {
+        default_namespace: options.default_namespace.clone(),
+    };
+    let uid_of = |id: &str| state.uid(id).map(str::to_owned);
+    let ownership =
+        ownership::check_all(runtime, &deletes, &uid_of, owner, &read, concurrency).await;
     Plan {
         planned,
         deletes,
         delete_diffs,
+        ownership,
     }
 }
 
@@ -238,6 +269,7 @@ async fn predict<R: Runtime>(
                 diff,
                 terminating: false,
                 observation: Some(Observation::Absent),
+                uid: None,
             },
             Err(status) => Planned::failed(status),
         }
@@ -303,6 +335,7 @@ async fn predict<R: Runtime>(
         diff,
         terminating: false,
         observation,
+        uid: r.live.as_ref().and_then(uid_of).map(str::to_owned),
     }
 }
 

@@ -45,6 +45,11 @@ pub enum Outcome {
     Deleted,
     /// Deleted, but still there at the deadline: held by finalizers.
     Terminating,
+    /// To be deleted, but already gone: nothing was deleted.
+    Absent,
+    /// To be deleted, but not the stack's (no mark, another stack's mark, or
+    /// another UID than recorded): left alone and forgotten by the state.
+    NotOurs,
     /// Nothing to do.
     Unchanged,
     /// The write or the health wait failed.
@@ -75,6 +80,8 @@ impl Outcome {
             Outcome::Replaced => "replaced",
             Outcome::Deleted => "deleted",
             Outcome::Terminating => "terminating",
+            Outcome::Absent => "absent",
+            Outcome::NotOurs => "not ours",
             Outcome::Unchanged => "unchanged",
             Outcome::Failed => "failed",
             Outcome::TimedOut => "timed out",
@@ -258,18 +265,22 @@ pub enum Verdict {
     /// Nothing failed, but at least one resource timed out (did not become
     /// healthy, or was still terminating, in time).
     TimedOut,
+    /// Nothing failed or timed out, but an object to delete was left alone
+    /// because it is not the stack's.
+    NotOwned,
 }
 
 impl Verdict {
-    /// The verdict of `resources`: failed over timed out over succeeded.
+    /// The verdict of `resources`: failed over timed out over not owned over
+    /// succeeded.
     pub fn of(resources: &[ResourceReport]) -> Verdict {
-        if resources.iter().any(|r| r.result == Outcome::Failed) {
+        let any = |outcomes: &[Outcome]| resources.iter().any(|r| outcomes.contains(&r.result));
+        if any(&[Outcome::Failed]) {
             Verdict::Failed
-        } else if resources
-            .iter()
-            .any(|r| matches!(r.result, Outcome::TimedOut | Outcome::Terminating))
-        {
+        } else if any(&[Outcome::TimedOut, Outcome::Terminating]) {
             Verdict::TimedOut
+        } else if any(&[Outcome::NotOurs]) {
+            Verdict::NotOwned
         } else {
             Verdict::Succeeded
         }

@@ -11,7 +11,7 @@ use crate::{plan, session};
 use krt_guest::model::{ApplyOptions, DeleteRequest, WatchRequest};
 use krt_stack::report::count;
 use krt_stack::{
-    ApplySettings, NOT_ATTEMPTED, Outcome, Recorder, Report, ResourceReport, Stack, Verdict,
+    ApplySettings, NOT_ATTEMPTED, Outcome, Owner, Recorder, Report, ResourceReport, Stack, Verdict,
     WaitFor,
 };
 use std::io::IsTerminal;
@@ -39,6 +39,11 @@ pub struct WriteArgs {
     /// answers slow down or it throttles (429).
     #[arg(long, default_value_t = DEFAULT_CONCURRENCY, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub concurrency: u16,
+    /// Also delete recorded objects that krt does not own: without the
+    /// stack's `krt.dev/stack` label, with another stack's, or another object
+    /// than the one recorded (another UID). Without it they are left alone.
+    #[arg(long)]
+    pub force_delete_unowned: bool,
 }
 
 impl WriteArgs {
@@ -110,6 +115,9 @@ impl ApplyCommand {
         printer: &Printer,
         stack: &Stack,
     ) -> anyhow::Result<ExitCode> {
+        let Some(stack) = session::owned(stack, global, printer) else {
+            return Ok(ExitCode::Failure);
+        };
         let session = session::open(
             global,
             printer,
@@ -119,8 +127,8 @@ impl ApplyCommand {
             usize::from(self.write.concurrency),
         )
         .await?;
-        let lock = session.backend.lock(&global.stack).await?;
-        let result = self.run(global, printer, stack, &session).await;
+        let lock = session.lock(&global.stack).await?;
+        let result = self.run(global, printer, &stack, &session).await;
         lock.release().await?;
         result
     }
@@ -132,10 +140,19 @@ impl ApplyCommand {
         stack: &Stack,
         session: &session::Session,
     ) -> anyhow::Result<ExitCode> {
-        let state = session.backend.load(&global.stack).await?;
+        let state = session.load_state(&global.stack, printer).await?;
         let options = self.write.options(global);
         let concurrency = usize::from(self.write.concurrency);
-        let plan = krt_stack::plan(&session.runtime, stack, &state, &options, concurrency).await;
+        let owner = Owner::stack(&global.stack);
+        let plan = krt_stack::plan(
+            &session.runtime,
+            stack,
+            &state,
+            &options,
+            concurrency,
+            &owner,
+        )
+        .await;
         plan::print(
             printer,
             stack,
@@ -145,6 +162,7 @@ impl ApplyCommand {
                 global.stack,
                 session.backend.describe(&global.stack)
             ),
+            self.write.force_delete_unowned,
         );
         if plan.failed() {
             plan::print_failures(printer, stack, &plan);
@@ -192,6 +210,8 @@ impl ApplyCommand {
                 ..DeleteRequest::default()
             },
             prune: true,
+            owner,
+            force_delete_unowned: self.write.force_delete_unowned,
         };
         let all =
             krt_stack::apply(&runtime, stack, &plan, &state, &settings, progress.as_ref()).await;
@@ -210,6 +230,12 @@ impl ApplyCommand {
             Outcome::TimedOut,
             Outcome::Skipped,
         ];
+        // Only deletes can end absent or not ours: named when one did.
+        for outcome in [Outcome::NotOurs, Outcome::Absent] {
+            if count(&all, outcome) > 0 {
+                order.insert(4, outcome);
+            }
+        }
         // Only deletes can end terminating: named when one did.
         if count(&all, Outcome::Terminating) > 0 {
             order.insert(4, Outcome::Terminating);

@@ -250,6 +250,7 @@ impl InstallArgs {
                 force_conflicts: false,
                 replace_on_immutable: false,
                 concurrency: 16,
+                force_delete_unowned: false,
             },
             yes: true,
             watch: self.watch,

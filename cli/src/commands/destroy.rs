@@ -4,11 +4,14 @@
 use super::flushed;
 use crate::args::{ExitCode, GlobalArgs, InputArgs, StateOrInputArgs};
 use crate::output::{Printer, paint, style};
+use crate::plan::{self, Counts};
 use crate::progress::Progress;
 use crate::session;
 use crate::table::{counts, print_table, seconds};
-use krt_guest::model::{DeleteRequest, HealthState};
-use krt_stack::{Outcome, Recorder, Report, ResourceReport, Stack, Verdict};
+use krt_guest::model::{DeleteRequest, HealthState, ReadOptions};
+use krt_stack::{
+    DestroySettings, Outcome, Owner, Recorder, Report, ResourceReport, Stack, Verdict, ownership,
+};
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,6 +38,11 @@ pub struct DestroyCommand {
     /// terminating then is reported `terminating` and stays in the state.
     #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
     pub timeout: Duration,
+    /// Also delete recorded objects that krt does not own: without the
+    /// stack's `krt.dev/stack` label, with another stack's, or another object
+    /// than the one recorded (another UID). Without it they are left alone.
+    #[arg(long)]
+    pub force_delete_unowned: bool,
 }
 
 impl DestroyCommand {
@@ -67,7 +75,7 @@ impl DestroyCommand {
             usize::from(self.concurrency),
         )
         .await?;
-        let lock = session.backend.lock(&global.stack).await?;
+        let lock = session.lock(&global.stack).await?;
         let result = self.run(global, printer, input, &session).await;
         lock.release().await?;
         result
@@ -80,7 +88,7 @@ impl DestroyCommand {
         input: Option<Stack>,
         session: &session::Session,
     ) -> anyhow::Result<ExitCode> {
-        let state = session.backend.load(&global.stack).await?;
+        let state = session.load_state(&global.stack, printer).await?;
         let targets = match input {
             // The recorded version of each input resource, when there is one.
             Some(stack) => Stack::recorded(
@@ -110,19 +118,45 @@ impl DestroyCommand {
             ));
             return Ok(ExitCode::Success);
         }
+        let owner = Owner::stack(&global.stack);
+        let read = ReadOptions {
+            default_namespace: global.namespace.clone(),
+        };
+        let uid_of = |id: &str| state.uid(id).map(str::to_owned);
+        let concurrency = usize::from(self.concurrency);
+        let ownership = ownership::check_all(
+            &session.runtime,
+            &targets.resources,
+            &uid_of,
+            &owner,
+            &read,
+            concurrency,
+        )
+        .await;
+        let mut left = Counts::default();
         for &i in targets.order.iter().rev() {
-            printer.out(format!(
-                "  {}{}",
-                paint(style::RED, "- delete    "),
-                targets.resources[i].id
-            ));
+            let id = &targets.resources[i].id;
+            plan::print_delete(
+                printer,
+                id,
+                "",
+                &ownership[i],
+                self.force_delete_unowned,
+                &mut left,
+            );
         }
+        let mut line = format!(
+            "Plan: {} to delete",
+            targets.resources.len() - left.not_ours - left.absent
+        );
+        left.append_to(&mut line, self.force_delete_unowned);
+        printer.out(format!("{line}."));
         if printer.human_is_terminal()
             && std::io::stdin().is_terminal()
             && !self.yes
             && !printer.confirm(&format!(
                 "Delete these {} resources of stack '{}'?",
-                targets.resources.len(),
+                targets.resources.len() - left.not_ours - left.absent,
                 global.stack
             ))
         {
@@ -139,20 +173,18 @@ impl DestroyCommand {
         let progress = Arc::new(Progress::new(printer, &ids));
         let runtime = session.runtime.clone().with_events(progress.clone());
         let state = Recorder::new(session.backend.as_ref(), state);
-        let request = DeleteRequest {
-            default_namespace: global.namespace.clone(),
-            ..DeleteRequest::default()
+        let settings = DestroySettings {
+            request: DeleteRequest {
+                default_namespace: global.namespace.clone(),
+                ..DeleteRequest::default()
+            },
+            wait: self.wait.then_some(self.timeout),
+            concurrency,
+            owner,
+            force_unowned: self.force_delete_unowned,
         };
-        let all = krt_stack::destroy(
-            &runtime,
-            &targets,
-            &state,
-            &request,
-            self.wait.then_some(self.timeout),
-            usize::from(self.concurrency),
-            progress.as_ref(),
-        )
-        .await;
+        let all =
+            krt_stack::destroy(&runtime, &targets, &state, &settings, progress.as_ref()).await;
         if !progress.is_live() {
             printer.out("Summary:");
             print_table(printer, &all);
@@ -163,6 +195,8 @@ impl DestroyCommand {
                 &all,
                 &[
                     Outcome::Deleted,
+                    Outcome::Absent,
+                    Outcome::NotOurs,
                     Outcome::Terminating,
                     Outcome::Failed,
                     Outcome::Skipped

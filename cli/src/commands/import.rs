@@ -75,7 +75,7 @@ impl ImportCommand {
             krt_host::DEFAULT_MAX_IN_FLIGHT,
         )
         .await?;
-        let lock = session.backend.lock(&global.stack).await?;
+        let lock = session.lock(&global.stack).await?;
         let result = run(global, printer, &session, &targets).await;
         lock.release().await?;
         result
@@ -88,7 +88,7 @@ async fn run(
     session: &session::Session,
     targets: &[ImportTarget],
 ) -> anyhow::Result<ExitCode> {
-    let mut state = session.backend.load(&global.stack).await?;
+    let mut state = session.load_state(&global.stack, printer).await?;
     let options = ReadOptions {
         default_namespace: global.namespace.clone(),
     };

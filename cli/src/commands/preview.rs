@@ -4,7 +4,7 @@ use super::apply::WriteArgs;
 use crate::args::{ExitCode, GlobalArgs, InputArgs};
 use crate::output::Printer;
 use crate::{plan, session};
-use krt_stack::Report;
+use krt_stack::{Owner, Report};
 use std::time::Duration;
 
 /// `krt preview -f FILE`: a server dry run of every resource against the
@@ -27,7 +27,9 @@ impl PreviewCommand {
     /// # Errors
     /// No cluster, a component that does not load, or an unreadable state.
     pub async fn execute(self, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<ExitCode> {
-        let Some(stack) = session::load_stack(&self.input, printer) else {
+        let Some(stack) = session::load_stack(&self.input, printer)
+            .and_then(|stack| session::owned(&stack, global, printer))
+        else {
             return Ok(ExitCode::Failure);
         };
         let session = session::open(
@@ -39,10 +41,19 @@ impl PreviewCommand {
             usize::from(self.write.concurrency),
         )
         .await?;
-        let state = session.backend.load(&global.stack).await?;
+        let state = session.load_state(&global.stack, printer).await?;
         let options = self.write.options(global);
         let concurrency = usize::from(self.write.concurrency);
-        let plan = krt_stack::plan(&session.runtime, &stack, &state, &options, concurrency).await;
+        let owner = Owner::stack(&global.stack);
+        let plan = krt_stack::plan(
+            &session.runtime,
+            &stack,
+            &state,
+            &options,
+            concurrency,
+            &owner,
+        )
+        .await;
         plan::print(
             printer,
             &stack,
@@ -52,6 +63,7 @@ impl PreviewCommand {
                 global.stack,
                 session.backend.describe(&global.stack)
             ),
+            self.write.force_delete_unowned,
         );
         let exit = if plan.failed() {
             plan::print_failures(printer, &stack, &plan);

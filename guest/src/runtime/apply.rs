@@ -87,7 +87,7 @@ pub fn apply_observed<C: Cluster, H: HostServices>(
                     note: None,
                 };
                 let outcome = applier.run(observation);
-                response.live = applier.live.as_ref().map(normalize::normalize);
+                response.live = applier.live.as_ref().map(normalize::normalize_result);
                 response.retries = applier.retries;
                 seen = applier.observation();
                 outcome
@@ -136,11 +136,11 @@ fn delete_prior<C: Cluster>(
     let live = cluster
         .get(&target.api, target.namespace.as_deref(), &target.name)
         .map_err(|e| errors::map_api_error(&e, &target.subject, Operation::Get))?;
-    response.live = live.as_ref().map(normalize::normalize);
+    response.live = live.as_ref().map(normalize::normalize_result);
     if live.is_none() {
         return Ok(());
     }
-    response.status = delete_target(cluster, &target, options.dry_run, None)?;
+    response.status = delete_target(cluster, &target, options.dry_run, None, None)?;
     Ok(())
 }
 
@@ -637,6 +637,7 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
             &self.target,
             false,
             Some(PropagationPolicy::Foreground),
+            None,
         )?;
         wait_gone(self.cluster, self.host, &self.target, REPLACE_WAIT_MS)?;
         let object = self.target.object.clone();

@@ -1,11 +1,14 @@
 //! `runtime.delete`: delete an object; one that is already gone is a success.
-//! A foreground delete waits until the object is gone (delete-and-wait).
+//! A foreground delete waits until the object is gone (delete-and-wait). A
+//! resource that names its `metadata.uid` deletes only the object with that
+//! UID (the DELETE carries it as a precondition).
 
 use super::soften_kind_not_installed;
 use crate::cluster::{Cluster, HostServices};
 use crate::errors::{self, Operation};
 use crate::model::{
-    DeleteOptions, DeleteRequest, DeleteResponse, PropagationPolicy, Resource, Status, StatusCode,
+    DeleteOptions, DeleteRequest, DeleteResponse, Preconditions, PropagationPolicy, Resource,
+    Status, StatusCode,
 };
 use crate::target::{Manifest, Target};
 use serde_json::Value;
@@ -13,9 +16,20 @@ use serde_json::Value;
 /// How long a foreground delete waits for the object to disappear.
 pub const DELETE_WAIT_MS: u32 = 120_000;
 
-/// Deletes the object of `resource`.
+/// The reason of the `info` status (code `not-found`) of a delete whose
+/// object was already gone: nothing was deleted.
+pub const ALREADY_GONE: &str = "AlreadyGone";
+
+/// The reason of the error (code `conflict`) of a delete whose resource names
+/// a `metadata.uid` that the live object of that name does not have: it is
+/// another object, and it was not deleted.
+pub const UID_MISMATCH: &str = "UidMismatch";
+
+/// Deletes the object of `resource`; when its attributes name a
+/// `metadata.uid`, only the object with that UID.
 ///
-/// A missing object is a success; a kind the cluster does not serve is a
+/// A missing object is a success with an `info` status ([`ALREADY_GONE`]); a
+/// live object with another UID is not deleted ([`UID_MISMATCH`]); a kind the cluster does not serve is a
 /// success with a `kind-not-installed` warning. With propagation policy
 /// `foreground` the call waits (up to [`DELETE_WAIT_MS`]) until the object and
 /// its dependents are gone, and fails with `timeout` naming the finalizers that
@@ -38,21 +52,27 @@ pub fn delete<C: Cluster, H: HostServices>(
             };
         }
     };
-    let status = delete_target(
+    let uid = resource.attributes["metadata"]["uid"]
+        .as_str()
+        .map(str::to_owned);
+    let deleted = delete_target(
         cluster,
         &target,
         options.dry_run,
         options.propagation_policy,
-    )
-    .and_then(|pending| match pending {
-        Some(_) if options.propagation_policy == Some(PropagationPolicy::Foreground) => {
-            wait_gone(cluster, host, &target, DELETE_WAIT_MS).map(|()| None)
+        uid,
+    );
+    let status = match deleted {
+        Err(status) => Some(status),
+        Ok(Some(pending))
+            if pending.reason != ALREADY_GONE
+                && options.propagation_policy == Some(PropagationPolicy::Foreground) =>
+        {
+            wait_gone(cluster, host, &target, DELETE_WAIT_MS).err()
         }
-        pending => Ok(pending),
-    });
-    DeleteResponse {
-        status: status.unwrap_or_else(Some),
-    }
+        Ok(note) => note,
+    };
+    DeleteResponse { status }
 }
 
 /// Polls (with back-off, 0.1 s doubling to 1 s) until the object is gone or
@@ -103,17 +123,23 @@ pub(super) fn wait_gone<C: Cluster, H: HostServices>(
     }
 }
 
-/// Sends the delete of a resolved target; `Ok(None)` when gone, `Ok(Some(info))`
-/// when deletion is pending.
+/// Sends the delete of a resolved target (of the object with `uid`, when
+/// given); `Ok(None)` when gone, `Ok(Some(info))` when deletion is pending or
+/// (reason [`ALREADY_GONE`]) there was nothing to delete.
 pub(super) fn delete_target<C: Cluster>(
     cluster: &C,
     target: &Target,
     dry_run: bool,
     propagation_policy: Option<PropagationPolicy>,
+    uid: Option<String>,
 ) -> Result<Option<Status>, Status> {
     let options = DeleteOptions {
         dry_run,
         propagation_policy,
+        preconditions: uid.clone().map(|uid| Preconditions {
+            uid: Some(uid),
+            resource_version: None,
+        }),
         ..DeleteOptions::default()
     };
     match cluster.delete(
@@ -124,7 +150,21 @@ pub(super) fn delete_target<C: Cluster>(
     ) {
         Ok(Some(remaining)) if !dry_run => Ok(Some(pending(target, &remaining))),
         Ok(_) => Ok(None),
-        Err(e) if errors::is_not_found(&e) => Ok(None),
+        Err(e) if errors::is_not_found(&e) => Ok(Some(errors::info(
+            StatusCode::NotFound,
+            ALREADY_GONE,
+            format!("{} was already gone; nothing was deleted", target.subject),
+        ))),
+        Err(e) if e.code == 409 && uid.is_some() => Err(Status::error(
+            StatusCode::Conflict,
+            UID_MISMATCH,
+            format!(
+                "{} is another object than the one with UID {}; it was not deleted ({})",
+                target.subject,
+                uid.unwrap_or_default(),
+                e.message
+            ),
+        )),
         Err(e) => Err(errors::map_api_error(
             &e,
             &target.subject,

@@ -10,7 +10,7 @@ mod read;
 mod watch;
 
 pub use apply::{LAST_APPLIED_ONLY, apply, apply_observed};
-pub use delete::{DELETE_WAIT_MS, delete};
+pub use delete::{ALREADY_GONE, DELETE_WAIT_MS, UID_MISMATCH, delete};
 pub use read::read;
 pub use watch::watch;
 
@@ -71,7 +71,7 @@ fn result_resource(request: &Resource, object: &Value) -> Resource {
     Resource {
         id: request.id.clone(),
         type_: request.type_.clone(),
-        attributes: normalize::normalize(object),
+        attributes: normalize::normalize_result(object),
         depends_on: request.depends_on.clone(),
         extensions: request.extensions.clone(),
     }

@@ -8,11 +8,13 @@ mod limit;
 
 pub use limit::LimitStats;
 
+use crate::error::Error;
 use futures::{Stream, StreamExt};
 use krt_guest::model::{
     ApiError, ApiResource, Cause, CreateOptions, DeleteOptions, ErrorSource, EventType,
     ListOptions, PatchOptions, PatchType, PropagationPolicy, WatchOptions,
 };
+use krt_stack::ClusterIdentity;
 use kube::api::{
     DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions as KubePreconditions,
     PropagationPolicy as KubePropagation, WatchParams,
@@ -148,6 +150,39 @@ impl KubeCluster {
                 }
             })
             .await
+    }
+
+    /// The identity of the cluster, as a state records it: the UID of its
+    /// `kube-system` Namespace (`None` when this user may not read it, or it
+    /// does not exist), the server's URL, and `context`.
+    ///
+    /// # Errors
+    /// The Namespace could not be read for another reason (the server is unreachable).
+    pub async fn identity(&self, context: Option<&str>) -> Result<ClusterIdentity, Error> {
+        let namespaces = ApiResource {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "Namespace".into(),
+            plural: "namespaces".into(),
+            namespaced: false,
+        };
+        let server = self
+            .server
+            .clone()
+            .unwrap_or_else(|| "an unnamed server".to_owned());
+        let uid = match self.get(&namespaces, None, "kube-system").await {
+            Ok(Some(text)) => serde_json::from_str::<serde_json::Value>(&text)
+                .ok()
+                .and_then(|ns| ns["metadata"]["uid"].as_str().map(str::to_owned)),
+            Ok(None) => None,
+            Err(e) if e.code == 403 || e.code == 401 => None,
+            Err(source) => return Err(Error::Identity { server, source }),
+        };
+        Ok(ClusterIdentity {
+            kube_system_uid: uid,
+            server,
+            context: context.map(str::to_owned),
+        })
     }
 
     /// GET; `None` on 404.

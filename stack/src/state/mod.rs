@@ -13,9 +13,14 @@ pub use recorder::{Recorder, SAVE_INTERVAL};
 use futures::future::BoxFuture;
 use krt_guest::model::Resource;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The version of the state format written by this build.
-pub const STATE_VERSION: u32 = 1;
+pub const STATE_VERSION: u32 = 2;
+
+/// The oldest state format this build reads: version 1 had no cluster and no
+/// UIDs; they are recorded on its next save.
+const OLDEST_VERSION: u32 = 1;
 
 /// The recorded state of one stack (`.krt/state/<stack>.json`, or the `state`
 /// key of the stack's Secret).
@@ -30,9 +35,72 @@ pub struct State {
     pub serial: u64,
     /// When it was last saved (RFC 3339, UTC).
     pub updated_at: String,
+    /// The cluster this state describes, recorded by the first run that used
+    /// it; a run against another cluster is refused ([`State::bind`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterIdentity>,
     /// Each resource as last applied (the plan, not the server's object), in
     /// the order they were first applied.
     pub resources: Vec<Resource>,
+    /// The `metadata.uid` of each recorded resource's object, by ID, as the
+    /// write (or the dry run of an unchanged object) answered: only the
+    /// object with this UID is deleted.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub uids: BTreeMap<String, String>,
+}
+
+/// Which cluster a state describes: the `kube-system` Namespace's UID (as
+/// Argo CD and ApplySet tooling identify clusters), and the server URL and
+/// kubeconfig context it was reached by, for messages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterIdentity {
+    /// The UID of the `kube-system` Namespace; `None` when it could not be
+    /// read (then the server URL identifies the cluster).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube_system_uid: Option<String>,
+    /// The API server's URL.
+    pub server: String,
+    /// The kubeconfig context, when one was used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+}
+
+impl ClusterIdentity {
+    /// Whether `other` is the same cluster: the same `kube-system` UID when
+    /// both know it, else the same server URL.
+    pub fn same_cluster(&self, other: &ClusterIdentity) -> bool {
+        match (&self.kube_system_uid, &other.kube_system_uid) {
+            (Some(a), Some(b)) => a == b,
+            _ => self.server == other.server,
+        }
+    }
+}
+
+impl std::fmt::Display for ClusterIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.server)?;
+        if let Some(context) = &self.context {
+            write!(f, " (context {context})")?;
+        }
+        match &self.kube_system_uid {
+            Some(uid) => write!(f, ", kube-system UID {uid}"),
+            None => write!(f, ", kube-system UID unknown"),
+        }
+    }
+}
+
+/// How [`State::bind`] found the state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Binding {
+    /// It describes this cluster already.
+    Same,
+    /// It named no cluster (new, or from before cluster identities): it now
+    /// names this one.
+    Bound,
+    /// It described another cluster but recorded no resources: it now names
+    /// this one, the other being the one given.
+    Rebound(ClusterIdentity),
 }
 
 impl State {
@@ -43,8 +111,50 @@ impl State {
             stack: stack.to_owned(),
             serial: 0,
             updated_at: String::new(),
+            cluster: None,
             resources: Vec::new(),
+            uids: BTreeMap::new(),
         }
+    }
+
+    /// Binds the state to `cluster` before a run uses it: a state that names
+    /// no cluster, or another one but records nothing, takes this one; a
+    /// state of another cluster with resources is refused, so that a plan
+    /// made from it cannot prune or destroy this cluster's objects.
+    ///
+    /// # Errors
+    /// [`StateError::OtherCluster`].
+    pub fn bind(&mut self, cluster: &ClusterIdentity) -> Result<Binding, StateError> {
+        let binding = match &self.cluster {
+            Some(recorded) if recorded.same_cluster(cluster) => Binding::Same,
+            Some(recorded) if !self.resources.is_empty() => {
+                return Err(StateError::OtherCluster {
+                    stack: self.stack.clone(),
+                    recorded: recorded.to_string(),
+                    current: cluster.to_string(),
+                });
+            }
+            Some(recorded) => Binding::Rebound(recorded.clone()),
+            None => Binding::Bound,
+        };
+        // The URL and context may change for the same cluster (the embedded
+        // cluster listens on a new port every run): keep the latest.
+        self.cluster = Some(cluster.clone());
+        Ok(binding)
+    }
+
+    /// Binds the state to `cluster` whatever it recorded (`krt state rebind`):
+    /// the recorded UIDs are of the other cluster's objects, so they are
+    /// forgotten; the next apply records the new ones. The cluster it was
+    /// bound to before.
+    pub fn rebind(&mut self, cluster: &ClusterIdentity) -> Option<ClusterIdentity> {
+        self.uids.clear();
+        self.cluster.replace(cluster.clone())
+    }
+
+    /// The recorded UID of the object of `id`.
+    pub fn uid(&self, id: &str) -> Option<&str> {
+        self.uids.get(id).map(String::as_str)
     }
 
     /// The recorded resource with this ID.
@@ -60,10 +170,11 @@ impl State {
         }
     }
 
-    /// Forgets the resource with this ID; whether it was recorded.
+    /// Forgets the resource with this ID and its UID; whether it was recorded.
     pub fn remove(&mut self, id: &str) -> bool {
         let before = self.resources.len();
         self.resources.retain(|r| r.id != id);
+        self.uids.remove(id);
         before != self.resources.len()
     }
 
@@ -84,15 +195,18 @@ impl State {
             what: what.to_owned(),
             message: e.to_string(),
         })?;
-        if state.version != STATE_VERSION {
+        if !(OLDEST_VERSION..=STATE_VERSION).contains(&state.version) {
             return Err(StateError::Corrupt {
                 what: what.to_owned(),
                 message: format!(
-                    "format version {} is not supported (this build reads version {STATE_VERSION})",
+                    "format version {} is not supported (this build reads versions \
+                     {OLDEST_VERSION} to {STATE_VERSION})",
                     state.version
                 ),
             });
         }
+        // An older state is written in this build's format from its next save on.
+        state.version = STATE_VERSION;
         // An empty `extensions` is not written; read it back as the empty object it was.
         for r in &mut state.resources {
             if r.extensions.is_null() {
@@ -120,6 +234,22 @@ pub enum StateError {
         stack: String,
         /// Who holds it, as the holder recorded it.
         holder: String,
+    },
+    /// The state describes another cluster than the one the run is against.
+    #[error(
+        "the state of stack '{stack}' describes another cluster: {recorded}; this run is against {current}. \
+         krt refuses to use it here, so that nothing is pruned or destroyed on this cluster because of what \
+         another one holds. Use another stack (--stack NAME) or state directory (--state-dir DIR) for this \
+         cluster; or, if it is the same cluster under a new identity (restored, or reached another way), \
+         run `krt state rebind {stack}`"
+    )]
+    OtherCluster {
+        /// The stack.
+        stack: String,
+        /// The cluster the state records.
+        recorded: String,
+        /// The cluster of this run.
+        current: String,
     },
     /// The state could not be parsed.
     #[error("state {what} is not valid: {message}")]

@@ -71,12 +71,27 @@ impl<'a> Recorder<'a> {
         rec.index.get(id).map(|&i| rec.state.resources[i].clone())
     }
 
-    /// Records `resource` as applied.
-    pub fn put(&self, resource: &Resource) {
+    /// The recorded UID of the object of `id`.
+    pub fn uid(&self, id: &str) -> Option<String> {
+        self.lock().state.uid(id).map(str::to_owned)
+    }
+
+    /// Records `resource` as applied, with the UID of its object (`None`
+    /// when the runtime did not say, which forgets the one recorded).
+    pub fn put(&self, resource: &Resource, uid: Option<&str>) {
         let mut rec = self.lock();
         let rec = &mut *rec;
+        let uids = &mut rec.state.uids;
+        let uid_changed = match uid {
+            Some(uid) if uids.get(&resource.id).map(String::as_str) != Some(uid) => {
+                uids.insert(resource.id.clone(), uid.to_owned());
+                true
+            }
+            Some(_) => false,
+            None => uids.remove(&resource.id).is_some(),
+        };
         match rec.index.get(&resource.id) {
-            Some(&i) if rec.state.resources[i] == *resource => return,
+            Some(&i) if rec.state.resources[i] == *resource && !uid_changed => return,
             Some(&i) => rec.state.resources[i] = resource.clone(),
             None => {
                 rec.index
@@ -162,7 +177,7 @@ mod tests {
             let recorder = &recorder;
             async move {
                 for i in 0..40 {
-                    recorder.put(&configmap(t * 100 + i));
+                    recorder.put(&configmap(t * 100 + i), Some("uid"));
                     tokio::time::sleep(Duration::from_millis(25)).await;
                 }
             }

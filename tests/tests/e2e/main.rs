@@ -18,6 +18,7 @@ mod kubeconfig;
 mod logic;
 mod middleware;
 mod observed;
+mod ownership;
 mod real_cluster;
 mod requests;
 mod retries;

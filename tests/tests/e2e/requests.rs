@@ -92,13 +92,18 @@ async fn requests_per_object_are_few_for_creates_updates_and_unchanged_objects()
     }
     assert_eq!(created.count("GET", "/api/v1"), 1, "one discovery");
     assert_eq!(
+        created.count("GET", "/api/v1/namespaces/kube-system"),
+        1,
+        "one read of the cluster's identity, which the state records"
+    );
+    assert_eq!(
         created.verb("WATCH"),
         0,
         "nothing waited for needed a watch"
     );
     // 2 per ConfigMap; the Namespace's read and dry run, and its write
-    // from what the dry run saw; 1 discovery.
-    assert_eq!(created.total(), 2 * N as u64 + 3 + 1, "{created:?}");
+    // from what the dry run saw; 1 discovery; 1 identity.
+    assert_eq!(created.total(), 2 * N as u64 + 3 + 1 + 1, "{created:?}");
 
     // Unchanged: one read and one dry run each, no write.
     cluster.sim().reset_requests();
@@ -114,7 +119,12 @@ async fn requests_per_object_are_few_for_creates_updates_and_unchanged_objects()
         configmap_requests(&unchanged, "fresh", "cm-0"),
         verbs(&[("GET", 1), ("PATCH dryRun", 1)])
     );
-    assert_eq!(unchanged.total(), 2 * (N as u64 + 1) + 1, "{unchanged:?}");
+    // 1 discovery, 1 identity.
+    assert_eq!(
+        unchanged.total(),
+        2 * (N as u64 + 1) + 1 + 1,
+        "{unchanged:?}"
+    );
 
     // Update: the preview's read and dry run, then the write, against the
     // version the preview read: nothing is read twice.
@@ -131,7 +141,7 @@ async fn requests_per_object_are_few_for_creates_updates_and_unchanged_objects()
         configmap_requests(&updated, "fresh", "cm-0"),
         verbs(&[("GET", 1), ("PATCH", 1), ("PATCH dryRun", 1)])
     );
-    assert_eq!(updated.total(), 3 * N as u64 + 2 + 1, "{updated:?}");
+    assert_eq!(updated.total(), 3 * N as u64 + 2 + 1 + 1, "{updated:?}");
 }
 
 /// The `-o json` report of `run`, by resource ID.
