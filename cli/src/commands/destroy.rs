@@ -9,6 +9,7 @@ use crate::progress::Progress;
 use crate::session;
 use crate::table::{counts, print_table, seconds};
 use krt_guest::model::{DeleteRequest, HealthState, ReadOptions};
+use krt_stack::report::count;
 use krt_stack::{
     DestroySettings, Outcome, Owner, Recorder, Report, ResourceReport, Stack, Verdict, ownership,
 };
@@ -189,19 +190,21 @@ impl DestroyCommand {
             printer.out("Summary:");
             print_table(printer, &all);
         }
+        // Only a check before the delete can end absent or not ours: named when one did.
+        let mut order = vec![
+            Outcome::Deleted,
+            Outcome::Terminating,
+            Outcome::Failed,
+            Outcome::Skipped,
+        ];
+        for outcome in [Outcome::NotOurs, Outcome::Absent] {
+            if count(&all, outcome) > 0 {
+                order.insert(1, outcome);
+            }
+        }
         printer.out(format!(
             "Destroyed: {} ({}).",
-            counts(
-                &all,
-                &[
-                    Outcome::Deleted,
-                    Outcome::Absent,
-                    Outcome::NotOurs,
-                    Outcome::Terminating,
-                    Outcome::Failed,
-                    Outcome::Skipped
-                ]
-            ),
+            counts(&all, &order),
             seconds(started.elapsed().as_millis() as u64)
         ));
         if !self.wait {

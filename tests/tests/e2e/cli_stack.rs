@@ -204,24 +204,24 @@ Preview of stack 'default' (state: .krt/state/default.json):
   = unchanged v1:Namespace:shop
   = unchanged apiextensions.k8s.io/v1:CustomResourceDefinition:storefronts.shop.krt.dev
   ~ update    v1:ConfigMap:shop:web-config
-      @@ -4,4 +4,4 @@
-         name: web-config
-         namespace: shop
+      @@ -6,4 +6,4 @@
+         labels:
+           krt.dev/stack: default
        data:
       -  GREETING: welcome to the shop
       +  GREETING: welcome back
   ~ update    v1:Secret:shop:db-credentials
-      @@ -4,5 +4,5 @@
-         name: db-credentials
-         namespace: shop
+      @@ -6,5 +6,5 @@
+         labels:
+           krt.dev/stack: default
        data:
       -  password: \"*** (before)\"
       +  password: \"*** (after)\"
        type: Opaque
   ~ update    apps/v1:Deployment:shop:web
-      @@ -6,7 +6,7 @@
-         annotations:
-           krt.dev/depends-on: v1:ConfigMap:shop:web-config, v1:Secret:shop:db-credentials
+      @@ -8,7 +8,7 @@
+         labels:
+           krt.dev/stack: default
        spec:
       -  replicas: 2
       +  replicas: 3

@@ -118,7 +118,14 @@ async fn read_missing_and_delete_missing(kind: Kind) {
         let read = rt.read(None, Some(&missing), &ReadOptions::default()).await;
         assert_eq!(read.status, None);
         assert!(read.resource.is_none());
-        assert_eq!(rt.delete(&missing, &DeleteRequest::default()).await, None);
+        // Already gone is a success that says nothing was deleted.
+        let gone = rt
+            .delete(&missing, &DeleteRequest::default())
+            .await
+            .unwrap();
+        assert!(!gone.is_error(), "{gone:?}");
+        assert_eq!(gone.code, StatusCode::NotFound);
+        assert_eq!(gone.reason, "AlreadyGone");
     })
 }
 

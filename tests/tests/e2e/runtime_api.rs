@@ -2,7 +2,9 @@
 
 use crate::support::{Runtimes, SimCluster, foreign_write, resource};
 use krt_host::Runtime;
-use krt_host::model::{Action, ApplyMode, ApplyOptions, DeleteRequest, ReadOptions, StatusCode};
+use krt_host::model::{
+    Action, ApplyMode, ApplyOptions, DeleteRequest, ReadOptions, StatusCode, StatusKind,
+};
 use serde_json::json;
 
 fn configmap(name: &str, data: serde_json::Value) -> serde_json::Value {
@@ -84,8 +86,20 @@ async fn read_of_missing_object_is_absent_and_delete_of_missing_object_succeeds(
     let read = rt.read(None, Some(&missing), &ReadOptions::default()).await;
     assert_eq!(read.status, None);
     assert!(read.resource.is_none());
-    let deleted = rt.delete(&missing, &DeleteRequest::default()).await;
-    assert_eq!(deleted, None);
+    // A success that says nothing was deleted.
+    let gone = rt
+        .delete(&missing, &DeleteRequest::default())
+        .await
+        .expect("a note");
+    assert_eq!(
+        (gone.kind, gone.code, gone.reason.as_str()),
+        (StatusKind::Info, StatusCode::NotFound, "AlreadyGone")
+    );
+    assert!(
+        gone.message
+            .contains("ConfigMap default/nope was already gone"),
+        "{gone:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
