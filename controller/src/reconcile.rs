@@ -386,6 +386,8 @@ fn settings(stack: &Stack, ctx: &Context, timeout: Duration) -> ApplySettings {
         prune: stack.spec.prune,
         owner: owner(stack),
         force_delete_unowned: false,
+        // The inventory lives in the cluster it describes.
+        cluster: None,
     }
 }
 

@@ -2,7 +2,7 @@
 //! in dependency order, with progress (`cargo run -p krt-host --example stack`, on krt-sim).
 
 use krt_host::{ClusterChoice, ComponentRuntime, ComponentSource, ConnectOptions, EngineOptions};
-use krt_stack::{ApplySettings, Event, LocalBackend, Verdict};
+use krt_stack::{ApplySettings, Event, LocalBackend, Owner, Verdict};
 use std::sync::Arc;
 
 #[tokio::main]
@@ -24,7 +24,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let stack = krt_stack::graph::load(&[input])?;
     let dir = tempfile::tempdir()?;
     let state = LocalBackend::new(dir.path());
-    let settings = ApplySettings::default();
+    let settings = ApplySettings {
+        owner: Owner::stack("demo"),
+        cluster: Some(connected.identity().await?),
+        ..ApplySettings::default()
+    };
     let run = krt_stack::plan_and_apply(&runtime, &stack, &state, "demo", &settings, &print);
     let reports = run.await?.reports;
     println!("{:?}: {} resources", Verdict::of(&reports), reports.len());

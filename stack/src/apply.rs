@@ -11,7 +11,7 @@ use crate::ownership::Owner;
 use crate::plan::{Plan, Planned};
 use crate::report::{ErrorReport, Outcome, ResourceReport};
 use crate::runtime::Runtime;
-use crate::state::{Recorder, StateBackend, StateError};
+use crate::state::{ClusterIdentity, Recorder, StateBackend, StateError};
 use crate::wait::{Wait, WaitFor, WaitSpec};
 use crate::walk;
 use krt_guest::model::{
@@ -54,6 +54,10 @@ pub struct ApplySettings {
     pub owner: Owner,
     /// Prune objects that are not ours too (`--force-delete-unowned`).
     pub force_delete_unowned: bool,
+    /// The cluster the run is against: [`plan_and_apply`] refuses a state
+    /// that describes another one ([`State::bind`](crate::State::bind)), and
+    /// records it in a state that names none. `None` skips the check.
+    pub cluster: Option<ClusterIdentity>,
 }
 
 impl Default for ApplySettings {
@@ -73,6 +77,7 @@ impl Default for ApplySettings {
             prune: true,
             owner: Owner::stack("default"),
             force_delete_unowned: false,
+            cluster: None,
         }
     }
 }
@@ -307,13 +312,27 @@ pub struct Applied {
     pub reports: Vec<ResourceReport>,
 }
 
+/// Why [`plan_and_apply`] did not run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A resource's own `krt.dev/stack` label names another stack
+    /// ([`Owner::mark_all`]); nothing was done.
+    #[error("invalid input: {}", .0.join("; "))]
+    Input(Vec<String>),
+    /// The state could not be locked, read, bound or saved.
+    #[error(transparent)]
+    State(#[from] StateError),
+}
+
 /// Plans and applies `stack` as the state of stack `name` in `backend`
-/// records it: takes the stack's lock, plans, applies when no dry run failed,
-/// saves the state and releases the lock. What `krt apply --yes` does,
-/// without the printing.
+/// records it: marks every resource as `settings.owner`'s, checks that the
+/// state describes `settings.cluster`, takes the stack's lock, plans, applies
+/// when no dry run failed, saves the state and releases the lock. What
+/// `krt apply --yes` does, without the printing.
 ///
 /// # Errors
-/// The state could not be locked, read or saved.
+/// A resource labelled as another stack's, a state of another cluster, or a
+/// state that could not be locked, read or saved.
 pub async fn plan_and_apply<R: Runtime>(
     runtime: &R,
     stack: &Stack,
@@ -321,26 +340,44 @@ pub async fn plan_and_apply<R: Runtime>(
     name: &str,
     settings: &ApplySettings,
     events: &dyn EventSink,
-) -> Result<Applied, StateError> {
+) -> Result<Applied, RunError> {
+    let mut stack = stack.clone();
+    settings
+        .owner
+        .mark_all(&mut stack)
+        .map_err(RunError::Input)?;
+    let load = || async {
+        let mut state = backend.load(name).await?;
+        if let Some(cluster) = &settings.cluster {
+            state.bind(cluster)?;
+        }
+        Ok::<_, StateError>(state)
+    };
+    // Refused before the lock, which a backend may keep in the cluster.
+    load().await?;
     let lock = backend.lock(name).await?;
-    let state = backend.load(name).await?;
-    let plan = crate::plan(
-        runtime,
-        stack,
-        &state,
-        &settings.options,
-        settings.concurrency,
-        &settings.owner,
-    )
-    .await;
-    let mut reports = Vec::new();
-    if !plan.failed() {
-        let recorder = Recorder::new(backend, state);
-        reports = apply(runtime, stack, &plan, &recorder, settings, events).await;
-        recorder.flush().await?;
+    let run = async {
+        let state = load().await?;
+        let plan = crate::plan(
+            runtime,
+            &stack,
+            &state,
+            &settings.options,
+            settings.concurrency,
+            &settings.owner,
+        )
+        .await;
+        let mut reports = Vec::new();
+        if !plan.failed() {
+            let recorder = Recorder::new(backend, state);
+            reports = apply(runtime, &stack, &plan, &recorder, settings, events).await;
+            recorder.flush().await?;
+        }
+        Ok::<_, StateError>(Applied { plan, reports })
     }
+    .await;
     lock.release().await?;
-    Ok(Applied { plan, reports })
+    Ok(run?)
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ pub mod wait;
 pub mod walk;
 pub mod watch;
 
-pub use apply::{Applied, ApplySettings, NOT_ATTEMPTED, apply, plan_and_apply};
+pub use apply::{Applied, ApplySettings, NOT_ATTEMPTED, RunError, apply, plan_and_apply};
 pub use destroy::{DestroySettings, destroy};
 pub use drift::{drift, drift_of};
 pub use events::{Event, EventSink, Phase, TracingSink};

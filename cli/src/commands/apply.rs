@@ -212,6 +212,8 @@ impl ApplyCommand {
             prune: true,
             owner,
             force_delete_unowned: self.write.force_delete_unowned,
+            // Session::load_state bound the state to the session's cluster.
+            cluster: None,
         };
         let all =
             krt_stack::apply(&runtime, stack, &plan, &state, &settings, progress.as_ref()).await;

@@ -396,3 +396,86 @@ pub trait StateBackend: Send + Sync {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cluster(uid: Option<&str>, server: &str) -> ClusterIdentity {
+        ClusterIdentity {
+            kube_system_uid: uid.map(str::to_owned),
+            server: server.into(),
+            context: None,
+        }
+    }
+
+    fn with_resource() -> State {
+        let mut state = State::empty("dev");
+        state.put(krt_testkit::configmap("a").namespace("d").resource());
+        state.uids.insert("v1:ConfigMap:d:a".into(), "u1".into());
+        state
+    }
+
+    #[test]
+    fn a_state_binds_to_its_first_cluster_and_refuses_another() {
+        let mut state = with_resource();
+        let here = cluster(Some("k1"), "https://a");
+        assert_eq!(state.bind(&here).unwrap(), Binding::Bound);
+        // The same cluster reached at another URL (the embedded one's port changes).
+        assert_eq!(
+            state.bind(&cluster(Some("k1"), "https://b")).unwrap(),
+            Binding::Same
+        );
+        assert_eq!(state.cluster.as_ref().unwrap().server, "https://b");
+        let err = state
+            .bind(&cluster(Some("k2"), "https://b"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("kube-system UID k1") && err.contains("kube-system UID k2"),
+            "{err}"
+        );
+        assert!(err.contains("krt state rebind dev"), "{err}");
+        // Without a UID on one side, the server URL decides.
+        assert_eq!(
+            state.bind(&cluster(None, "https://b")).unwrap(),
+            Binding::Same
+        );
+        assert!(state.bind(&cluster(None, "https://c")).is_err());
+    }
+
+    #[test]
+    fn an_empty_state_takes_the_new_cluster_and_rebind_forgets_the_uids() {
+        let mut empty = State::empty("dev");
+        empty.bind(&cluster(Some("k1"), "https://a")).unwrap();
+        assert_eq!(
+            empty.bind(&cluster(Some("k2"), "https://b")).unwrap(),
+            Binding::Rebound(cluster(Some("k1"), "https://a"))
+        );
+        let mut state = with_resource();
+        state.bind(&cluster(Some("k1"), "https://a")).unwrap();
+        let before = state.rebind(&cluster(Some("k2"), "https://b"));
+        assert_eq!(before, Some(cluster(Some("k1"), "https://a")));
+        assert!(state.uids.is_empty());
+        assert_eq!(state.resources.len(), 1, "the resources stay");
+        assert_eq!(
+            state.bind(&cluster(Some("k2"), "https://b")).unwrap(),
+            Binding::Same
+        );
+    }
+
+    #[test]
+    fn a_version_1_state_is_read_as_version_2() {
+        let v1 =
+            br#"{"version": 1, "stack": "dev", "serial": 2, "updatedAt": "t", "resources": []}"#;
+        let state = State::decode(v1, "file 'dev.json'").unwrap();
+        assert_eq!(state.version, STATE_VERSION);
+        assert_eq!(state.cluster, None);
+        let v3 =
+            br#"{"version": 3, "stack": "dev", "serial": 2, "updatedAt": "t", "resources": []}"#;
+        let err = State::decode(v3, "file 'dev.json'")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("reads versions 1 to 2"), "{err}");
+    }
+}
