@@ -5,18 +5,17 @@
 use crate::sources::Chain;
 use krt_host::{
     ComponentRuntime, ComponentSource, EngineOptions, Error, KubeCluster, Limits, Middleware,
-    Policy,
+    Policy, SharedEngine,
 };
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
-use wasmtime::Engine;
 
 /// How many distinct chains stay compiled.
 pub const CACHED_CHAINS: usize = 32;
 
 /// Compiled chains by digest.
 pub struct Runtimes {
-    engine: Engine,
+    engine: SharedEngine,
     cluster: Arc<KubeCluster>,
     limits: Limits,
     cache: Mutex<VecDeque<(String, ComponentRuntime)>>,
@@ -30,7 +29,7 @@ impl Runtimes {
     /// wasmtime rejects the engine configuration or its cache directory.
     pub fn new(cluster: Arc<KubeCluster>, options: &EngineOptions) -> Result<Self, Error> {
         Ok(Runtimes {
-            engine: krt_host::build_engine(options)?,
+            engine: SharedEngine::new(options)?,
             cluster,
             limits: options.limits.clone(),
             cache: Mutex::new(VecDeque::new()),

@@ -88,24 +88,47 @@ fn default_cache_dir() -> Option<PathBuf> {
         .map(|base| base.join("krt").join("wasmtime"))
 }
 
-/// Builds the process's engine: epoch interruption with a ticker thread, the
-/// pooling allocator sized to `max_instances`, no component-model concurrency
-/// (the WIT has no async functions), and the on-disk compile cache.
-///
-/// # Errors
-/// Fails when wasmtime rejects the configuration or the cache directory.
-pub fn build_engine(options: &EngineOptions) -> Result<Engine, Error> {
-    build_engine_and_cache(options).map(|(engine, _)| engine)
+/// The engine several runtimes share: compiled code, the on-disk compile
+/// cache, the instance pool and the epoch ticker. Build it once with
+/// [`SharedEngine::new`] and load components on it with
+/// [`ComponentRuntime::with_engine`](crate::ComponentRuntime::with_engine) or
+/// [`ChainBuilder::build_with_engine`](crate::ChainBuilder::build_with_engine).
+/// Cloning it is cheap and shares it.
+#[derive(Clone)]
+pub struct SharedEngine {
+    engine: Engine,
+    cache: Option<Cache>,
 }
 
-/// Like [`build_engine`], and also returns the engine's compile cache (when
-/// enabled), whose [`cache_hits`](Cache::cache_hits) and
-/// [`cache_misses`](Cache::cache_misses) count compiled components found in and
-/// added to it.
-///
-/// # Errors
-/// As [`build_engine`].
-pub fn build_engine_and_cache(options: &EngineOptions) -> Result<(Engine, Option<Cache>), Error> {
+impl SharedEngine {
+    /// Builds the engine: epoch interruption with a ticker thread, the
+    /// pooling allocator sized to `max_instances`, no component-model
+    /// concurrency (the WIT has no async functions), and the on-disk compile
+    /// cache when `cache_dir` names one.
+    ///
+    /// # Errors
+    /// Fails when wasmtime rejects the configuration or the cache directory.
+    pub fn new(options: &EngineOptions) -> Result<Self, Error> {
+        let (engine, cache) = build_engine_and_cache(options)?;
+        Ok(SharedEngine { engine, cache })
+    }
+
+    /// How many compiled components the on-disk cache had (hits) and did not
+    /// have (misses, then compiled and added), when the cache is enabled.
+    pub fn compile_cache_counts(&self) -> Option<(usize, usize)> {
+        self.cache
+            .as_ref()
+            .map(|c| (c.cache_hits(), c.cache_misses()))
+    }
+
+    /// The wasmtime engine, inside the host.
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.engine
+    }
+}
+
+/// The engine of [`SharedEngine::new`], and its compile cache when enabled.
+fn build_engine_and_cache(options: &EngineOptions) -> Result<(Engine, Option<Cache>), Error> {
     let mut cfg = Config::new();
     cfg.epoch_interruption(true);
     cfg.concurrency_support(false);

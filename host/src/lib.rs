@@ -30,10 +30,7 @@ mod state;
 
 pub use cluster::{DEFAULT_MAX_IN_FLIGHT, KubeCluster, LimitStats};
 pub use connect::{ClusterChoice, ConnectOptions, Connected, connect};
-pub use engine::{
-    ComponentSource, DEFAULT_COMPONENT, EngineOptions, WIT_VERSION, build_engine,
-    build_engine_and_cache,
-};
+pub use engine::{ComponentSource, DEFAULT_COMPONENT, EngineOptions, SharedEngine, WIT_VERSION};
 pub use error::{BoxError, Error};
 pub use krt_guest::model;
 /// The contract this crate's runtimes implement, and where their events go.

@@ -32,20 +32,34 @@ fn holds(tree: &[String], name: &str) -> bool {
 
 #[test]
 fn the_sandbox_library_has_no_cli_display_or_server_in_its_tree() {
-    let lean = tree("krt-host", &["--no-default-features"]);
-    assert!(holds(&lean, "wasmtime") && holds(&lean, "kube"), "{lean:?}");
-    for banned in ["clap", "indicatif", "axum", "anstream", "krt-sim"] {
-        assert!(!holds(&lean, banned), "krt-host pulls in {banned}");
+    for lean in [
+        tree("krt-host", &["--no-default-features"]),
+        tree("krt-host", &[]),
+    ] {
+        assert!(holds(&lean, "wasmtime") && holds(&lean, "kube"), "{lean:?}");
+        for banned in ["clap", "indicatif", "axum", "anstream", "krt-sim"] {
+            assert!(!holds(&lean, banned), "krt-host pulls in {banned}");
+        }
     }
-    // The default build embeds the simulator's server, but not its command line.
-    let full = tree("krt-host", &[]);
+    // The `sim` feature embeds the simulator's server, but not its command line.
+    let full = tree("krt-host", &["--features", "sim"]);
     assert!(holds(&full, "krt-sim") && holds(&full, "axum"), "{full:?}");
     for banned in ["clap", "indicatif", "anstream", "tracing-subscriber"] {
         assert!(
             !holds(&full, banned),
-            "krt-host's default build pulls in {banned}"
+            "krt-host with `sim` pulls in {banned}"
         );
     }
+}
+
+#[test]
+fn the_controller_reaches_wasmtime_only_through_the_host() {
+    let direct = tree("krt-controller", &["--depth", "1"]);
+    assert!(holds(&direct, "krt-host"), "{direct:?}");
+    assert!(
+        !holds(&direct, "wasmtime"),
+        "krt-controller depends on wasmtime itself: {direct:?}"
+    );
 }
 
 #[test]

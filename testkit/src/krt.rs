@@ -57,9 +57,29 @@ pub struct Run {
 /// Runs `krt` with `args` against `kubeconfig`, with stdin from `input`, in
 /// the kubeconfig's directory (so each cluster has its own `.krt/state`).
 pub async fn krt(kubeconfig: &Path, args: &[&str], input: Option<&str>) -> Run {
+    krt_at(
+        kubeconfig.parent().expect("a directory"),
+        kubeconfig,
+        args,
+        input,
+    )
+    .await
+}
+
+/// Runs `krt --kubeconfig KUBECONFIG ARGS` in `dir` (where its `.krt/state`
+/// lives), with stdin from `input`.
+pub async fn krt_at(dir: &Path, kubeconfig: &Path, args: &[&str], input: Option<&str>) -> Run {
     let mut full = vec!["--kubeconfig", kubeconfig.to_str().expect("UTF-8 path")];
     full.extend_from_slice(args);
-    krt_in(kubeconfig.parent().expect("a directory"), &full, input).await
+    krt_in(dir, &full, input).await
+}
+
+/// A run's exit code, stdout and stderr, for assertion messages.
+pub fn show(run: &Run) -> String {
+    format!(
+        "exit {}\nstdout:\n{}\nstderr:\n{}",
+        run.code, run.stdout, run.stderr
+    )
 }
 
 /// Runs `krt` with `args` in directory `dir`, with no kubeconfig in the environment.

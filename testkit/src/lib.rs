@@ -3,7 +3,8 @@
 //! - fixture builders for the objects tests apply ([`configmap`], [`deployment`],
 //!   [`namespace`], [`pod`]) and [`resource`] to make a Kusion resource of one;
 //! - [`SimCluster`]: a krt-sim server with a kube client and a kubeconfig file;
-//! - [`krt_bin`] and [`krt`] to run the CLI built by this `cargo test` run;
+//! - [`krt_bin`], [`krt`] and [`krt_at`] to run the CLI built by this `cargo test` run, and
+//!   [`show`] to print a run in an assertion;
 //! - [`cache_dir`]: the compiled-component cache the tests share.
 
 mod cluster;
@@ -12,4 +13,6 @@ mod krt;
 
 pub use cluster::{SimCluster, client_for};
 pub use fixtures::{Object, configmap, deployment, namespace, pod, resource};
-pub use krt::{Run, cache_dir, krt, krt_bin, krt_env, krt_in, krt_spawn, temp_dir, workspace};
+pub use krt::{
+    Run, cache_dir, krt, krt_at, krt_bin, krt_env, krt_in, krt_spawn, show, temp_dir, workspace,
+};

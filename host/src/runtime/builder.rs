@@ -4,7 +4,7 @@
 use super::ComponentRuntime;
 use super::chain::{LinkSettings, Role};
 use crate::cluster::KubeCluster;
-use crate::engine::{ComponentSource, EngineOptions, LinkKind, build_engine, load_component};
+use crate::engine::{ComponentSource, EngineOptions, LinkKind, SharedEngine, load_component};
 use crate::error::Error;
 use crate::policy::Policy;
 use crate::state::Limits;
@@ -12,7 +12,6 @@ use krt_stack::TracingSink;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, RwLock};
-use wasmtime::Engine;
 
 /// A middleware component (world `middleware` or `cluster-middleware`) and
 /// what it runs under. It gets no cluster access unless `policy` grants it.
@@ -91,7 +90,7 @@ impl ChainBuilder {
         options: &EngineOptions,
     ) -> Result<ComponentRuntime, Error> {
         let links = self.middleware.len() as u32 + 1;
-        let engine = build_engine(&EngineOptions {
+        let engine = SharedEngine::new(&EngineOptions {
             max_instances: options.max_instances.saturating_mul(links),
             ..options.clone()
         })?;
@@ -99,8 +98,8 @@ impl ChainBuilder {
             .await
     }
 
-    /// Loads every link on `engine` (built by [`build_engine`](crate::build_engine))
-    /// and binds the chain to `cluster`; the runtime runs under `limits`.
+    /// Loads every link on `engine` and binds the chain to `cluster`; the
+    /// runtime runs under `limits`.
     ///
     /// # Errors
     /// For any link: an unreadable or invalid component, a refused import, a
@@ -108,10 +107,11 @@ impl ChainBuilder {
     /// middleware given as the runtime. The message names the component.
     pub async fn build_with_engine(
         self,
-        engine: &Engine,
+        engine: &SharedEngine,
         cluster: Arc<KubeCluster>,
         limits: Limits,
     ) -> Result<ComponentRuntime, Error> {
+        let engine = engine.engine();
         let links = self.middleware.len() + 1;
         let mut components = Vec::with_capacity(links);
         let mut settings = Vec::with_capacity(links);

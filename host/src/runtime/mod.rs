@@ -14,7 +14,9 @@ pub(crate) use chain::{LinkSettings, Next, Role};
 pub use stats::RuntimeStats;
 
 use crate::cluster::KubeCluster;
-use crate::engine::{ComponentSource, EngineOptions, LinkKind, Loaded, load_component};
+use crate::engine::{
+    ComponentSource, EngineOptions, LinkKind, Loaded, SharedEngine, load_component,
+};
 use crate::error::Error;
 use crate::policy::Policy;
 use crate::state::Limits;
@@ -22,7 +24,6 @@ use chain::{Chain, Link};
 use krt_stack::EventSink;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
-use wasmtime::Engine;
 
 /// A [`Runtime`](krt_stack::Runtime) backed by a sandboxed component, or by a
 /// chain of them: middleware 1 → … → middleware n → the runtime component.
@@ -63,14 +64,14 @@ impl ComponentRuntime {
         Self::builder(source.clone()).build(cluster, options).await
     }
 
-    /// Like [`ComponentRuntime::new`] on an existing engine (built by
-    /// [`build_engine`](crate::build_engine)), so several components share it.
+    /// Like [`ComponentRuntime::new`] on an existing engine, so several
+    /// components share it.
     /// The engine's memory and table limits (its pool) cap `limits`.
     ///
     /// # Errors
     /// As [`ComponentRuntime::new`], engine setup aside.
     pub async fn with_engine(
-        engine: &Engine,
+        engine: &SharedEngine,
         source: &ComponentSource,
         cluster: Arc<KubeCluster>,
         limits: Limits,

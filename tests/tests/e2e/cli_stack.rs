@@ -2,23 +2,14 @@
 //! destroy; invalid stacks; failures that skip dependents; interrupted and
 //! concurrent runs; the JSON report; drift.
 
-use crate::support::{Run, SimCluster, krt_in, krt_spawn, temp_dir, workspace};
+use crate::support::{Run, SimCluster, krt_at, krt_in, krt_spawn, show, temp_dir, workspace};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Runs `krt --kubeconfig K ARGS` in `dir` (where its `.krt/state` lives).
 async fn krt(dir: &Path, cluster: &SimCluster, args: &[&str], input: Option<&str>) -> Run {
-    let mut full = vec!["--kubeconfig", cluster.kubeconfig.to_str().unwrap()];
-    full.extend_from_slice(args);
-    krt_in(dir, &full, input).await
-}
-
-fn show(run: &Run) -> String {
-    format!(
-        "exit {}\nstdout:\n{}\nstderr:\n{}",
-        run.code, run.stdout, run.stderr
-    )
+    krt_at(dir, &cluster.kubeconfig, args, input).await
 }
 
 fn state(dir: &Path, stack: &str) -> Value {

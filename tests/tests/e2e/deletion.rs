@@ -5,7 +5,7 @@
 //! `--wait=false` is fire and forget and says so; and `apply` waits for a
 //! Terminating namespace to be gone before creating it again.
 
-use crate::support::{Run, SimCluster, krt};
+use crate::support::{SimCluster, krt, show};
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -31,13 +31,6 @@ metadata:
     krt.dev/depends-on: v1:ConfigMap:default:base
 data: {b: "2"}
 "#;
-
-fn show(run: &Run) -> String {
-    format!(
-        "exit {}\nstdout:\n{}\nstderr:\n{}",
-        run.code, run.stdout, run.stderr
-    )
-}
 
 async fn configmap(cluster: &SimCluster, ns: &str, name: &str) -> Option<Value> {
     cluster

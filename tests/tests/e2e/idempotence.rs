@@ -7,7 +7,7 @@
 //! shows no update, and no write reaches the simulator: none in its request
 //! counts, none in its watch events.
 
-use crate::support::{Run, SimCluster, krt};
+use crate::support::{SimCluster, krt, show};
 use futures::StreamExt;
 use kube::api::{ListParams, WatchEvent, WatchParams};
 use serde_json::Value;
@@ -1174,13 +1174,6 @@ spec: {}
 "#,
     },
 ];
-
-fn show(run: &Run) -> String {
-    format!(
-        "exit {}\nstdout:\n{}\nstderr:\n{}",
-        run.code, run.stdout, run.stderr
-    )
-}
 
 /// A write to one of the table's objects, as its watch events show it.
 #[derive(Debug)]

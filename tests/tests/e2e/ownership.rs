@@ -3,22 +3,13 @@
 //! records each object's UID, and a prune or destroy leaves alone an object
 //! without the label, with another stack's, or with another UID.
 
-use crate::support::{Run, SimCluster, krt_in, temp_dir};
+use crate::support::{Run, SimCluster, krt_at, krt_in, show, temp_dir};
 use serde_json::{Value, json};
 use std::path::Path;
 
 /// Runs `krt --kubeconfig K ARGS` in `dir`.
 async fn krt(dir: &Path, cluster: &SimCluster, args: &[&str]) -> Run {
-    let mut full = vec!["--kubeconfig", cluster.kubeconfig.to_str().unwrap()];
-    full.extend_from_slice(args);
-    krt_in(dir, &full, None).await
-}
-
-fn show(run: &Run) -> String {
-    format!(
-        "exit {}\nstdout:\n{}\nstderr:\n{}",
-        run.code, run.stdout, run.stderr
-    )
+    krt_at(dir, &cluster.kubeconfig, args, None).await
 }
 
 /// A ConfigMap manifest `default/<name>`.

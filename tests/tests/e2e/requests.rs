@@ -4,7 +4,7 @@
 //! `krt.dev/wait`, `krt.dev/timeout` and `--wait-for` ask for.
 
 use crate::support::{
-    Run, Runtimes, SimCluster, configmap_requests, krt_in, resource, temp_dir, verbs,
+    Run, Runtimes, SimCluster, configmap_requests, krt_at, resource, show, temp_dir, verbs,
 };
 use krt_host::Runtime;
 use krt_host::model::ApplyOptions;
@@ -13,16 +13,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 async fn krt(dir: &Path, cluster: &SimCluster, args: &[&str]) -> Run {
-    let mut full = vec!["--kubeconfig", cluster.kubeconfig.to_str().unwrap()];
-    full.extend_from_slice(args);
-    krt_in(dir, &full, None).await
-}
-
-fn show(run: &Run) -> String {
-    format!(
-        "exit {}\nstdout:\n{}\nstderr:\n{}",
-        run.code, run.stdout, run.stderr
-    )
+    krt_at(dir, &cluster.kubeconfig, args, None).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

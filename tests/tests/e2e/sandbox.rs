@@ -464,7 +464,7 @@ async fn compiled_components_are_cached_on_disk_by_content_and_settings() {
     let cluster = SimCluster::start().await;
     let client = Arc::new(KubeCluster::new(cluster.client.clone(), "default"));
     let load = async |options: &EngineOptions| {
-        let (engine, cache) = krt_host::build_engine_and_cache(options).expect("engine");
+        let engine = krt_host::SharedEngine::new(options).expect("engine");
         ComponentRuntime::with_engine(
             &engine,
             &ComponentSource::Default,
@@ -473,8 +473,7 @@ async fn compiled_components_are_cached_on_disk_by_content_and_settings() {
         )
         .await
         .expect("loads");
-        let cache = cache.expect("cache enabled");
-        (cache.cache_hits(), cache.cache_misses())
+        engine.compile_cache_counts().expect("cache enabled")
     };
 
     // A first run compiles and stores; a second run (a new engine) finds it.

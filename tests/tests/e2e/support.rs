@@ -1,8 +1,8 @@
 //! What the e2e tests share beyond krt-testkit: runtimes over a test cluster.
 
 pub use krt_testkit::{
-    Run, SimCluster, cache_dir, client_for, krt, krt_bin, krt_env, krt_in, krt_spawn, resource,
-    temp_dir, workspace,
+    Run, SimCluster, cache_dir, client_for, krt, krt_at, krt_bin, krt_env, krt_in, krt_spawn,
+    resource, show, temp_dir, workspace,
 };
 
 /// The paths of the test components `tests/build.rs` built.
