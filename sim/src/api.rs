@@ -16,6 +16,7 @@
 //! assert_eq!(got.body["data"]["k"], "v");
 //! ```
 
+pub use crate::auth::UserInfo;
 pub use crate::cluster::Cluster;
 pub use crate::kinds::{BuiltinResource, builtin_resources};
 pub use crate::request::{Params, Request, Response};

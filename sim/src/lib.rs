@@ -27,6 +27,7 @@
 //! ```
 
 pub mod api;
+pub mod auth;
 mod canonical;
 mod cluster;
 mod controllers;

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use crate::auth::UserInfo;
 use crate::status::ApiError;
 
 /// Query parameters of a request.
@@ -33,6 +34,9 @@ pub struct Request {
     pub user_agent: String,
     /// The body: JSON, or YAML for apply patches.
     pub body: Vec<u8>,
+    /// Who sent it, as authenticated by the HTTP server; `None` for a trusted in-process caller,
+    /// which RBAC does not check.
+    pub user: Option<UserInfo>,
 }
 
 impl Request {
@@ -76,6 +80,13 @@ impl Request {
     #[must_use]
     pub fn query(mut self, name: &str, value: &str) -> Self {
         self.params.insert(name.to_string(), value.to_string());
+        self
+    }
+
+    /// Sends the request as `user` (RBAC then decides what it may do).
+    #[must_use]
+    pub fn as_user(mut self, user: UserInfo) -> Self {
+        self.user = Some(user);
         self
     }
 

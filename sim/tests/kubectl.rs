@@ -4,75 +4,13 @@
 //! `-o json`, `diff`, `delete --wait` on an object with a finalizer, `rollout status`, `wait`,
 //! `get --watch`, and HTTPS with a bearer token.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+#[allow(
+    dead_code,
+    reason = "each test crate uses a part of the shared fixture"
+)]
+mod common;
 
-use serde_json::Value;
-
-struct Kubectl {
-    kubeconfig: PathBuf,
-    dir: PathBuf,
-}
-
-impl Kubectl {
-    fn new(sim: &krt_sim::Sim) -> Self {
-        let port = sim.url().rsplit(':').next().unwrap_or_default().to_string();
-        let dir = std::env::temp_dir().join(format!("krt-sim-kubectl-{port}"));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let kubeconfig = dir.join("kubeconfig");
-        sim.write_kubeconfig(&kubeconfig).expect("kubeconfig");
-        Self { kubeconfig, dir }
-    }
-
-    fn file(&self, name: &str, yaml: &str) -> PathBuf {
-        let path = self.dir.join(name);
-        std::fs::write(&path, yaml).expect("manifest");
-        path
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(self.dir.join("cache"))
-            .args(args)
-            .output()
-            .expect("kubectl runs")
-    }
-
-    fn spawn(&self, args: &[&str]) -> Child {
-        Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(self.dir.join("cache"))
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("kubectl runs")
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "kubectl {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        serde_json::from_str(&self.ok(args)).expect("kubectl printed JSON")
-    }
-}
-
-fn path(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
+use common::{Kubectl, eventually, path};
 
 const APP: &str = "apiVersion: v1
 kind: Namespace
@@ -307,15 +245,6 @@ async fn rollout_wait_diff_and_watch() {
     assert_eq!(rows[0], ["NAME", "DATA", "AGE"], "{watched}");
     assert_eq!(rows[1][..2], ["settings", "1"], "{watched}");
     sim.shutdown().await;
-}
-
-/// Polls `check` every 20 ms until it holds, failing after `secs` seconds.
-fn eventually(secs: u64, what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -94,6 +94,7 @@ async fn dispatch(
             agent => agent.to_string(),
         },
         body: body.to_vec(),
+        user: None,
     };
     let watching = method == Method::GET && flag(&request.params, "watch");
     let dry_run = request.params.contains_key("dryRun");

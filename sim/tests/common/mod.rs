@@ -1,0 +1,90 @@
+//! What the kubectl test crates share: a [`Kubectl`] bound to one simulator, and polling.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Real `kubectl` with a kubeconfig for one simulator and a directory for its cache and manifests.
+pub struct Kubectl {
+    /// The kubeconfig `kubectl` is run with.
+    pub kubeconfig: PathBuf,
+    /// The directory manifests are written to.
+    pub dir: PathBuf,
+}
+
+impl Kubectl {
+    /// A kubectl for `sim`, with its kubeconfig written to a temporary directory.
+    pub fn new(sim: &krt_sim::Sim) -> Self {
+        let port = sim.url().rsplit(':').next().unwrap_or_default().to_string();
+        let dir = std::env::temp_dir().join(format!("krt-sim-kubectl-{port}"));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let kubeconfig = dir.join("kubeconfig");
+        sim.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+        Self { kubeconfig, dir }
+    }
+
+    /// Writes `yaml` to `name` in the directory and returns its path.
+    pub fn file(&self, name: &str, yaml: &str) -> PathBuf {
+        let path = self.dir.join(name);
+        std::fs::write(&path, yaml).expect("manifest");
+        path
+    }
+
+    /// Runs kubectl with `args` and returns what it did.
+    pub fn run(&self, args: &[&str]) -> Output {
+        Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(self.dir.join("cache"))
+            .args(args)
+            .output()
+            .expect("kubectl runs")
+    }
+
+    /// Starts kubectl with `args`, its output piped.
+    pub fn spawn(&self, args: &[&str]) -> Child {
+        Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(self.dir.join("cache"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("kubectl runs")
+    }
+
+    /// Runs kubectl with `args`, which must succeed, and returns its standard output.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs kubectl with `args`, which must succeed and print JSON.
+    pub fn json(&self, args: &[&str]) -> Value {
+        serde_json::from_str(&self.ok(args)).expect("kubectl printed JSON")
+    }
+}
+
+/// `p` as a command-line argument.
+pub fn path(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// Polls `check` every 20 ms until it holds, failing after `secs` seconds.
+pub fn eventually(secs: u64, what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
