@@ -41,6 +41,7 @@ mod lifecycle;
 mod meta;
 mod openapi;
 mod quantity;
+mod rbac;
 mod registry;
 mod request;
 mod routes;
