@@ -377,14 +377,13 @@ fn the_authorizer_allows_what_bindings_grant_and_nothing_else() {
     let denied = cluster.handle(&Request::get("/apis").as_user(UserInfo::anonymous()));
     assert_eq!(denied.body["details"], json!({}));
     // Watches are authorized as `watch`.
-    let refused = cluster
-        .watch(
-            &Request::get(&cm("team-b"))
-                .query("watch", "1")
-                .as_user(jane()),
-        )
-        .err()
-        .expect("a watch in team-b is refused");
+    let Err(refused) = cluster.watch(
+        &Request::get(&cm("team-b"))
+            .query("watch", "1")
+            .as_user(jane()),
+    ) else {
+        panic!("a watch in team-b is refused");
+    };
     assert_eq!(
         refused.body["message"],
         r#"configmaps is forbidden: User "jane" cannot watch resource "configmaps" in API group "" in the namespace "team-b""#

@@ -72,14 +72,11 @@ impl Attributes {
             attributes.verb = rest[0].to_string();
             rest = tail;
         }
-        match rest {
-            ["namespaces", ns, tail @ ..] => {
-                attributes.namespace = (*ns).to_string();
-                if !tail.is_empty() && !matches!(tail[0], "status" | "finalize") {
-                    rest = tail;
-                }
+        if let ["namespaces", ns, tail @ ..] = rest {
+            attributes.namespace = (*ns).to_string();
+            if !tail.is_empty() && !matches!(tail[0], "status" | "finalize") {
+                rest = tail;
             }
-            _ => {}
         }
         if let Some(resource) = rest.first() {
             attributes.resource = (*resource).to_string();
