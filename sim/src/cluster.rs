@@ -72,10 +72,13 @@ impl Cluster {
         self.store.lock().set_observer(Box::new(observer));
     }
 
-    /// Creates the namespaces every cluster starts with, and the default StorageClass
-    /// `standard` (as kind's), whose claims the volume controller provisions at once.
+    /// Creates the namespaces every cluster starts with, the default StorageClass `standard`
+    /// (as kind's), whose claims the volume controller provisions at once, and the default
+    /// RBAC roles and bindings (the aggregated `admin`, `edit` and `view` filled in).
     pub(crate) fn seed(&self) {
         let mut state = self.store.lock();
+        crate::rbac::bootstrap::seed(&mut state);
+        controllers::aggregation::reconcile(&mut state);
         state.put(
             Key {
                 group: "storage.k8s.io".into(),

@@ -160,14 +160,33 @@ fn of_group_version<'a>(
         .filter(move |t| t.group == group && t.version == version)
 }
 
-/// The subresources of a type: (name, responseKind group, version, kind).
-fn subresources(t: &ResourceType) -> Vec<(&'static str, &str, &str, &str)> {
-    let mut out = Vec::new();
+/// A subresource in discovery: name, responseKind group, version, kind, and verbs.
+type Subresource<'a> = (
+    &'static str,
+    &'a str,
+    &'a str,
+    &'a str,
+    &'static [&'static str],
+);
+
+/// The subresources of a type, and the ServiceAccount `token` subresource (a `TokenRequest`
+/// the server's authentication layer answers).
+fn subresources(t: &ResourceType) -> Vec<Subresource<'_>> {
+    let mut out: Vec<Subresource<'_>> = Vec::new();
     if t.scale_subresource {
-        out.push(("scale", "autoscaling", "v1", "Scale"));
+        out.push(("scale", "autoscaling", "v1", "Scale", SUBRESOURCE_VERBS));
     }
     if t.status_subresource {
-        out.push(("status", "", "", t.kind.as_str()));
+        out.push(("status", "", "", t.kind.as_str(), SUBRESOURCE_VERBS));
+    }
+    if t.group.is_empty() && t.plural == "serviceaccounts" && !t.custom {
+        out.push((
+            "token",
+            "authentication.k8s.io",
+            "v1",
+            "TokenRequest",
+            &["create"],
+        ));
     }
     out
 }
@@ -195,14 +214,14 @@ pub fn resources(state: &State, group: &str, version: &str) -> Option<Value> {
             categories: non_empty(&t.categories),
             ..APIResource::default()
         });
-        for (name, g, v, kind) in subresources(t) {
+        for (name, g, v, kind, verbs) in subresources(t) {
             list.push(APIResource {
                 name: format!("{}/{name}", t.plural),
                 namespaced: t.namespaced,
                 group: (!g.is_empty()).then(|| g.to_string()),
                 version: (!v.is_empty()).then(|| v.to_string()),
                 kind: kind.to_string(),
-                verbs: strings(SUBRESOURCE_VERBS),
+                verbs: strings(verbs),
                 ..APIResource::default()
             });
         }
@@ -242,9 +261,9 @@ fn discovery_resource(t: &ResourceType) -> Value {
     }
     let subresources: Vec<Value> = subresources(t)
         .into_iter()
-        .map(|(name, g, v, kind)| {
+        .map(|(name, g, v, kind, verbs)| {
             json!({"subresource": name, "responseKind": {"group": g, "version": v, "kind": kind},
-                "verbs": SUBRESOURCE_VERBS})
+                "verbs": verbs})
         })
         .collect();
     if !subresources.is_empty() {

@@ -1,5 +1,6 @@
 //! The built-in kinds: every listable resource type of k8s-openapi's targeted Kubernetes minor
-//! (feature `v1_33`), each listed once by its Rust type. Everything else about a kind is read
+//! (feature `v1_33`) and the create-only review kinds (`authentication.k8s.io`,
+//! `authorization.k8s.io`), each listed once by its Rust type. Everything else about a kind is read
 //! off that type: group, version, kind and plural from [`k8s_openapi::Resource`], the scope from
 //! its `Scope`, the fields it has from its `Deserialize` impl, and its schema from its
 //! [`schemars::JsonSchema`] impl.
@@ -10,9 +11,9 @@
 use std::borrow::Cow;
 
 use k8s_openapi::api::{
-    admissionregistration, apiserverinternal, apps, autoscaling, batch, certificates, coordination,
-    core, discovery, events, flowcontrol, networking, node, policy, rbac, resource, scheduling,
-    storage, storagemigration,
+    admissionregistration, apiserverinternal, apps, authentication, authorization, autoscaling,
+    batch, certificates, coordination, core, discovery, events, flowcontrol, networking, node,
+    policy, rbac, resource, scheduling, storage, storagemigration,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -112,6 +113,12 @@ pub static BUILTINS: &[Builtin] = builtins![
     apps::v1::ReplicaSet,
     apps::v1::StatefulSet,
     events::v1::Event,
+    authentication::v1::SelfSubjectReview,
+    authentication::v1::TokenReview,
+    authorization::v1::LocalSubjectAccessReview,
+    authorization::v1::SelfSubjectAccessReview,
+    authorization::v1::SelfSubjectRulesReview,
+    authorization::v1::SubjectAccessReview,
     autoscaling::v2::HorizontalPodAutoscaler,
     autoscaling::v1::HorizontalPodAutoscaler,
     batch::v1::CronJob,

@@ -40,6 +40,7 @@ mod lifecycle;
 mod meta;
 mod openapi;
 mod quantity;
+mod rbac;
 mod registry;
 mod request;
 mod routes;

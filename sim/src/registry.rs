@@ -73,6 +73,9 @@ const ALL_VERBS: &[&str] = &[
     "watch",
 ];
 
+/// The verbs of the create-only review kinds.
+const CREATE: &[&str] = &["create"];
+
 /// What kube-apiserver's registries declare and k8s-openapi's types do not carry, for the
 /// resources that differ from the rule: short names (`ShortNames()`), categories
 /// (`Categories()`), verbs of a storage without the full set, and `metadata.generation` where
@@ -160,6 +163,12 @@ pub const FACTS: &[Facts] = &[
     facts("apps", "replicasets").short(&["rs"]).all(),
     facts("apps", "statefulsets").short(&["sts"]).all(),
     facts("events.k8s.io", "events").short(&["ev"]),
+    facts("authentication.k8s.io", "selfsubjectreviews").verbs(CREATE),
+    facts("authentication.k8s.io", "tokenreviews").verbs(CREATE),
+    facts("authorization.k8s.io", "localsubjectaccessreviews").verbs(CREATE),
+    facts("authorization.k8s.io", "selfsubjectaccessreviews").verbs(CREATE),
+    facts("authorization.k8s.io", "selfsubjectrulesreviews").verbs(CREATE),
+    facts("authorization.k8s.io", "subjectaccessreviews").verbs(CREATE),
     facts("autoscaling", "horizontalpodautoscalers")
         .short(&["hpa"])
         .all(),
@@ -219,6 +228,7 @@ fn resource_type(b: &Builtin) -> ResourceType {
         .unwrap_or(&NONE);
     let has = |fields: Value| decode::has_fields(b, fields);
     let has_spec = has(json!({"spec": {}}));
+    let stored = facts.verbs != CREATE;
     ResourceType {
         group: b.group.into(),
         version: b.version.into(),
@@ -229,10 +239,10 @@ fn resource_type(b: &Builtin) -> ResourceType {
         short_names: strings(facts.short_names),
         categories: strings(facts.categories),
         verbs: strings(facts.verbs),
-        status_subresource: has(json!({"status": {}})),
-        scale_subresource: has(
-            json!({"spec": {"replicas": 1, "selector": {}}, "status": {"replicas": 1}}),
-        ),
+        // The review kinds are answered, not stored: no subresources.
+        status_subresource: stored && has(json!({"status": {}})),
+        scale_subresource: stored
+            && has(json!({"spec": {"replicas": 1, "selector": {}}, "status": {"replicas": 1}})),
         generation: facts.generation.unwrap_or(has_spec),
         custom: false,
     }

@@ -418,6 +418,15 @@ impl Selector {
         })
     }
 
+    /// The value an `=` (or `==`) requirement demands of `key`, as apimachinery's
+    /// `RequiresExactMatch` (RBAC reads `metadata.name` of a list off it).
+    pub fn exact_match(&self, key: &str) -> Option<&str> {
+        self.0.iter().find_map(|r| match r {
+            Requirement::Equals(k, v) if k == key => Some(v.as_str()),
+            _ => None,
+        })
+    }
+
     /// Matches `object`'s labels.
     pub fn matches_labels(&self, object: &Value) -> bool {
         let labels = &object["metadata"]["labels"];

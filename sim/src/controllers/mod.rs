@@ -4,6 +4,7 @@
 //! controllers at nothing unless a resource they read changed since their last pass. The server runs passes on a timer and right
 //! after writes; an in-process caller runs them with [`crate::cluster::Cluster::reconcile`].
 
+pub(crate) mod aggregation;
 mod autoscaling;
 mod crd_cleanup;
 mod disruption;
@@ -23,4 +24,5 @@ pub fn reconcile(state: &mut State) {
     volumes::reconcile(state);
     disruption::reconcile(state);
     autoscaling::reconcile(state);
+    aggregation::reconcile(state);
 }

@@ -3,6 +3,7 @@
 
 mod delete;
 mod read;
+mod review;
 mod scale;
 mod target;
 mod write;
@@ -11,6 +12,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::rbac::{self, Attributes};
 use crate::request::{Request, Response, flag};
 use crate::status::ApiError;
 use crate::store::Store;
@@ -121,7 +123,17 @@ pub(crate) fn handle(store: &Store, address: &str, request: &Request) -> Respons
     route(store, address, request).unwrap_or_else(Response::from)
 }
 
+/// Authorizes `request` (its `user`; none is trusted) as `attributes` describe it.
+fn authorize(store: &Store, request: &Request, attributes: &Attributes) -> Result<(), ApiError> {
+    match &request.user {
+        Some(user) => rbac::check(&store.lock(), user, attributes),
+        None => Ok(()),
+    }
+}
+
 fn route(store: &Store, address: &str, request: &Request) -> Result<Response, ApiError> {
+    let attributes = Attributes::of_request(&request.method, &request.path, &request.params);
+    authorize(store, request, &attributes)?;
     let target = match parse(store, &request.path)? {
         Route::Version => return Ok(ok(discovery::version())),
         Route::CoreVersions => {
@@ -151,7 +163,8 @@ fn route(store: &Store, address: &str, request: &Request) -> Result<Response, Ap
         }
         Route::Object(target) => target,
     };
-    let ctx = write::WriteContext::new(&request.params, &request.user_agent)?;
+    let mut ctx = write::WriteContext::new(&request.params, &request.user_agent)?;
+    ctx.user = request.user.clone();
     let params = &request.params;
     let content_type = request
         .content_type
@@ -168,6 +181,14 @@ fn route(store: &Store, address: &str, request: &Request) -> Result<Response, Ap
             .any(|v| v == verb(&request.method, named))
     {
         return Err(ApiError::method_not_allowed(&request.method));
+    }
+    match target.rt.group.as_str() {
+        // TokenReview and SelfSubjectReview are the authenticator's, answered by the server.
+        "authentication.k8s.io" => return Err(not_found()),
+        review::GROUP if request.method == "POST" && !named => {
+            return review::create(store, &target, request);
+        }
+        _ => {}
     }
     let patch_type = if content_type.is_empty() {
         "application/merge-patch+json"
@@ -219,6 +240,11 @@ pub(crate) fn watch(store: &Arc<Store>, request: &Request) -> Result<Watch, Box<
 }
 
 fn start_watch(store: &Arc<Store>, request: &Request) -> Result<Watch, ApiError> {
+    let mut attributes = Attributes::of_request(&request.method, &request.path, &request.params);
+    if attributes.verb == "list" {
+        attributes.verb = "watch".into();
+    }
+    authorize(store, request, &attributes)?;
     let target = match parse(store, &request.path)? {
         Route::Object(target) if target.name.is_none() && request.method == "GET" => target,
         _ => return Err(not_found()),

@@ -5,13 +5,14 @@
 use serde_json::{Map, Value, json};
 
 use super::target::Target;
+use crate::auth::UserInfo;
 use crate::decode::{Decoding, Source};
 use crate::registry::ResourceType;
 use crate::request::{Params, flag, parse_body};
 use crate::ssa::{self, Schema, Writer};
 use crate::status::{ApiError, Subject};
 use crate::store::{Key, State, Store};
-use crate::{canonical, defaults, lifecycle, meta, validation};
+use crate::{canonical, defaults, lifecycle, meta, rbac, validation};
 
 /// Query parameters of a write.
 pub struct WriteContext {
@@ -25,6 +26,8 @@ pub struct WriteContext {
     pub force: bool,
     /// `fieldValidation` and the warnings of decoding the written object.
     pub decoding: Decoding,
+    /// Who writes (RBAC's escalation checks apply to them); `None` for a trusted caller.
+    pub user: Option<UserInfo>,
 }
 
 impl WriteContext {
@@ -55,6 +58,7 @@ impl WriteContext {
             explicit_manager: explicit.is_some(),
             force: flag(params, "force"),
             decoding: Decoding::new(params.get("fieldValidation").map(String::as_str)),
+            user: None,
         })
     }
 
@@ -559,6 +563,8 @@ fn commit(
         crate::crd::admit(state, rt, live, &mut object)?;
     }
     defaults::apply(rt, &mut object, live, state);
+    let namespace = target.namespace.as_deref().unwrap_or_default();
+    rbac::escalation::check(state, ctx.user.as_ref(), rt, namespace, live, &object)?;
     validation::check(rt, live, &object)?;
     if let Some(live) = live
         && rt.tracks_generation()

@@ -6,7 +6,7 @@ mod cron;
 mod kinds;
 mod metadata;
 mod pod;
-mod rules;
+pub(crate) mod rules;
 
 use serde_json::Value;
 
