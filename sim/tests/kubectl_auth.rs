@@ -12,7 +12,7 @@ use common::Kubectl;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn can_i_answers_through_self_subject_access_reviews() {
-    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let sim = common::tls_sim().await;
     let k = Kubectl::new(&sim);
     assert_eq!(k.ok(&["auth", "can-i", "create", "pods"]).trim(), "yes");
     assert_eq!(
@@ -36,7 +36,7 @@ async fn can_i_answers_through_self_subject_access_reviews() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn can_i_list_shows_the_rules_of_a_self_subject_rules_review() {
-    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let sim = common::tls_sim().await;
     let k = Kubectl::new(&sim);
     let out = k.ok(&["auth", "can-i", "--list"]);
     let header = out.lines().next().unwrap_or_default();
@@ -56,7 +56,7 @@ async fn can_i_list_shows_the_rules_of_a_self_subject_rules_review() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn api_resources_lists_the_review_kinds_create_only() {
-    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let sim = common::tls_sim().await;
     let k = Kubectl::new(&sim);
     let out = k.ok(&[
         "api-resources",

@@ -6,6 +6,7 @@ mod authn;
 mod credentials;
 mod faults;
 mod http;
+mod impersonation;
 mod persist;
 mod requests;
 mod tls;
