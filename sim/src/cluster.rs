@@ -56,6 +56,16 @@ impl Cluster {
         controllers::reconcile(&mut self.store.lock());
     }
 
+    /// Sets the CA certificate (PEM) that signs the server's certificate: the root CA publisher
+    /// publishes it as `ca.crt` of a `kube-root-ca.crt` ConfigMap in every namespace (until one
+    /// is set, no namespace has that ConfigMap), starting now. The HTTP server is to set the CA
+    /// of its certificate; an in-process caller may set one too.
+    pub fn set_root_ca(&self, pem: String) {
+        let mut state = self.store.lock();
+        state.set_root_ca(pem);
+        controllers::publish_root_ca(&mut state);
+    }
+
     /// Forgets the event history: watches from any earlier resourceVersion get 410 Gone.
     pub fn expire_resource_versions(&self) {
         self.store.lock().compact();
@@ -104,6 +114,7 @@ impl Cluster {
                     "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}),
             );
         }
+        controllers::namespace_defaults(&mut state);
     }
 }
 

@@ -10,6 +10,8 @@
 )]
 mod common;
 
+use std::path::Path;
+
 use common::{Kubectl, eventually, path};
 
 const APP: &str = "apiVersion: v1

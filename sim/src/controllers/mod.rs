@@ -9,10 +9,13 @@ mod crd_cleanup;
 mod disruption;
 mod gc;
 mod infra;
+mod namespace_defaults;
 mod volumes;
 mod workloads;
 
 use crate::store::State;
+
+pub use namespace_defaults::{publish_root_ca, reconcile as namespace_defaults};
 
 /// One pass of every controller.
 pub fn reconcile(state: &mut State) {
@@ -23,4 +26,5 @@ pub fn reconcile(state: &mut State) {
     volumes::reconcile(state);
     disruption::reconcile(state);
     autoscaling::reconcile(state);
+    namespace_defaults::reconcile(state);
 }

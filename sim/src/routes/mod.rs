@@ -15,7 +15,7 @@ use crate::request::{Request, Response, flag};
 use crate::status::ApiError;
 use crate::store::Store;
 use crate::watch::Watch;
-use crate::{discovery, openapi, table};
+use crate::{discovery, events, openapi, table};
 use target::Target;
 
 fn ok(body: Value) -> Response {
@@ -118,6 +118,11 @@ fn aggregated(store: &Store, request: &Request, core: bool) -> Option<Response> 
 /// Serves `request` on `store` (anything but `watch=1`, which is [`watch`]'s), reporting
 /// `address` in `/api` discovery.
 pub(crate) fn handle(store: &Store, address: &str, request: &Request) -> Response {
+    if let Some(core) = events::convert::core_request(request) {
+        let mut response = route(store, address, &core).unwrap_or_else(Response::from);
+        response.body = events::convert::to_events_api(&response.body);
+        return response;
+    }
     route(store, address, request).unwrap_or_else(Response::from)
 }
 
@@ -215,6 +220,11 @@ fn route(store: &Store, address: &str, request: &Request) -> Result<Response, Ap
 /// Starts the watch `request` asks for on `store` (a `GET` of a collection; `watch=1` is
 /// implied).
 pub(crate) fn watch(store: &Arc<Store>, request: &Request) -> Result<Watch, Box<Response>> {
+    if let Some(core) = events::convert::core_request(request) {
+        return start_watch(store, &core)
+            .map(|watch| watch.presented_as(events::convert::to_events_api))
+            .map_err(|e| Box::new(e.into()));
+    }
     start_watch(store, request).map_err(|e| Box::new(e.into()))
 }
 
@@ -223,7 +233,7 @@ fn start_watch(store: &Arc<Store>, request: &Request) -> Result<Watch, ApiError>
         Route::Object(target) if target.name.is_none() && request.method == "GET" => target,
         _ => return Err(not_found()),
     };
-    let filter = read::filter(&request.params)?;
+    let filter = read::filter(&target.rt, &request.params)?;
     Watch::start(
         store,
         &target.rt,
