@@ -355,7 +355,7 @@ fn custom_definition(column: &Value) -> Value {
 
 /// The cell of one printer column for `object`: the first value its JSONPath selects (kube's
 /// `util/jsonpath` with missing keys allowed), shaped by the column's type; `null` (kubectl's
-/// `<none>`) when nothing is selected or the value is not of the type.
+/// empty cell) when nothing is selected or the value is not of the type.
 fn custom_cell(column: &Value, object: &Value) -> Value {
     let path = format!("${}", column["jsonPath"].as_str().unwrap_or_default());
     let Some(value) = object
