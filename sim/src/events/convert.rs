@@ -29,11 +29,10 @@ const CORE_API: &str = "/api/v1/";
 pub fn core_request(request: &Request) -> Option<Request> {
     let rest = request.path.strip_prefix(EVENTS_API)?;
     let segments: Vec<&str> = rest.trim_matches('/').split('/').collect();
-    let events = match segments.as_slice() {
-        ["events", ..] => true,
-        ["namespaces", _, "events", ..] => true,
-        _ => false,
-    };
+    let events = matches!(
+        segments.as_slice(),
+        ["events", ..] | ["namespaces", _, "events", ..]
+    );
     if !events {
         return None;
     }
