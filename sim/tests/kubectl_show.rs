@@ -128,20 +128,21 @@ async fn custom_resources_show_their_printer_columns() {
         k.run(&["get", "widgets,gadgets"]).status.success()
     });
     let since = days_ago(30);
+    // JSON documents in one YAML stream (a `kind: List` would send kubectl's validation to
+    // `/openapi/v2` in protobuf, which the simulator does not serve).
     let objects = format!(
-        r#"{{"apiVersion": "v1", "kind": "List", "items": [
-        {{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {{"name": "ready", "namespace": "default"}},
-          "spec": {{"replicas": 3, "mode": "fast"}},
-          "status": {{"since": "{since}", "conditions": [{{"type": "Synced", "status": "False"}},
-                                                    {{"type": "Ready", "status": "True"}}]}}}},
-        {{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {{"name": "new", "namespace": "default"}},
-          "spec": {{"replicas": 1}}}},
-        {{"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {{"name": "g", "namespace": "default"}}}}]}}"#
+        r#"{{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {{"name": "ready", "namespace": "default"}},
+  "spec": {{"replicas": 3, "mode": "fast"}},
+  "status": {{"since": "{since}", "conditions": [{{"type": "Synced", "status": "False"}},
+                                            {{"type": "Ready", "status": "True"}}]}}}}
+---
+{{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {{"name": "new", "namespace": "default"}},
+  "spec": {{"replicas": 1}}}}
+---
+{{"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {{"name": "g", "namespace": "default"}}}}
+"#
     );
-    // kubectl's client-side validation of custom resources trips over the simulator's OpenAPI
-    // (`proto: cannot parse invalid wire-format data`), which is not what this test is about.
-    let objects = k.file("objects.json", &objects);
-    k.ok(&["apply", "--validate=false", "-f", path(&objects)]);
+    k.ok(&["apply", "-f", path(&k.file("objects.yaml", &objects))]);
     let widgets = k.ok(&["get", "widgets"]);
     // A column whose JSONPath selects nothing is an empty cell, as kubectl prints a null one.
     assert_eq!(
