@@ -536,3 +536,41 @@ async fn every_namespace_gets_its_default_account_and_root_ca() {
                 .success()
     });
 }
+
+#[test]
+fn watches_as_table_show_the_printer_columns() {
+    let cluster = krt_sim::api::Cluster::new(1000);
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+                "additionalPrinterColumns": [
+                    {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"}]}]}});
+    let created = cluster.handle(&Request::post(
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        crd.to_string().into_bytes(),
+    ));
+    assert_eq!(created.code, 201, "{}", created.body);
+    let widgets = "/apis/example.com/v1/namespaces/default/widgets";
+    let mut request = Request::get(widgets);
+    request.accept = "application/json;as=Table;v=v1;g=meta.k8s.io".into();
+    let mut watch = cluster.watch(&request).unwrap();
+    let widget = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w"}, "spec": {"replicas": 4}});
+    let posted = cluster.handle(&Request::post(widgets, widget.to_string().into_bytes()));
+    assert_eq!(posted.code, 201, "{}", posted.body);
+    let events = watch.poll().unwrap();
+    assert_eq!(events.len(), 1);
+    let table = &events[0]["object"];
+    assert_eq!(table["kind"], "Table");
+    let names: Vec<&str> = table["columnDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Name", "Replicas"]);
+    assert_eq!(table["rows"][0]["cells"], json!(["w", 4]));
+}

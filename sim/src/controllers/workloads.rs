@@ -690,6 +690,34 @@ mod tests {
         }
     }
 
+    /// The (component, type, reason, message) of every Event in namespace `d`, sorted.
+    fn recorded(state: &State) -> Vec<(String, String, String, String)> {
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        let mut events: Vec<_> = state
+            .list("", "events", Some("d"))
+            .into_iter()
+            .map(|(_, e)| {
+                (
+                    text(&e["reportingComponent"]),
+                    text(&e["type"]),
+                    text(&e["reason"]),
+                    text(&e["message"]),
+                )
+            })
+            .collect();
+        events.sort();
+        events
+    }
+
+    fn event(
+        component: &str,
+        kind: &str,
+        reason: &str,
+        message: &str,
+    ) -> (String, String, String, String) {
+        (component.into(), kind.into(), reason.into(), message.into())
+    }
+
     #[test]
     fn deployments_roll_out_to_available() {
         let store = Store::new(1000);
@@ -758,6 +786,28 @@ mod tests {
             .collect();
         pods.sort();
         assert_eq!(pods, ["db-0", "db-1", "db-2"]);
+        let events = recorded(&s);
+        for i in 0..3 {
+            let message = format!("create Pod db-{i} in StatefulSet db successful");
+            let created = event(
+                "statefulset-controller",
+                "Normal",
+                "SuccessfulCreate",
+                &message,
+            );
+            assert!(events.contains(&created), "{events:?}");
+        }
+        let mut scaled = s.get(&k).unwrap().clone();
+        scaled["spec"]["replicas"] = json!(2);
+        s.put(k.clone(), scaled);
+        settle(&mut s);
+        let deleted = event(
+            "statefulset-controller",
+            "Normal",
+            "SuccessfulDelete",
+            "delete Pod db-2 in StatefulSet db successful",
+        );
+        assert!(recorded(&s).contains(&deleted));
     }
 
     #[test]
@@ -778,7 +828,16 @@ mod tests {
         assert_eq!(ds["status"]["desiredNumberScheduled"], 1);
         assert_eq!(ds["status"]["numberReady"], 1);
         assert_eq!(ds["status"]["updatedNumberScheduled"], 1);
-        assert_eq!(s.list("", "pods", Some("d")).len(), 1);
+        let pods = s.list("", "pods", Some("d"));
+        assert_eq!(pods.len(), 1);
+        let created = format!("Created pod: {}", pods[0].0.name);
+        let expected = event(
+            "daemonset-controller",
+            "Normal",
+            "SuccessfulCreate",
+            &created,
+        );
+        assert!(recorded(&s).contains(&expected));
     }
 
     #[test]
@@ -804,5 +863,26 @@ mod tests {
             s.get(&key("batch", "jobs", "d", "bad")).unwrap()["status"]["conditions"][1]["type"],
             "Failed"
         );
+        let events = recorded(&s);
+        let jobs: Vec<_> = events
+            .iter()
+            .filter(|e| e.0 == "job-controller")
+            .map(|e| (e.1.as_str(), e.2.as_str()))
+            .collect();
+        assert_eq!(
+            jobs,
+            [
+                ("Normal", "Completed"),
+                ("Normal", "SuccessfulCreate"),
+                ("Normal", "SuccessfulCreate"),
+                ("Warning", "BackoffLimitExceeded"),
+            ]
+        );
+        assert!(events.contains(&event(
+            "job-controller",
+            "Normal",
+            "Completed",
+            "Job completed"
+        )));
     }
 }
