@@ -21,7 +21,8 @@ pub struct Cluster {
 
 impl Cluster {
     /// A cluster with the namespaces every cluster starts with (`default`, `kube-system`,
-    /// `kube-public`, `kube-node-lease`) and a default StorageClass, keeping the last `history_limit` events for watches.
+    /// `kube-public`, `kube-node-lease`, each with its `default` ServiceAccount) and a default
+    /// StorageClass, keeping the last `history_limit` events for watches.
     pub fn new(history_limit: usize) -> Self {
         let cluster = Self::empty(history_limit, "127.0.0.1");
         cluster.seed();
@@ -82,8 +83,9 @@ impl Cluster {
         self.store.lock().set_observer(Box::new(observer));
     }
 
-    /// Creates the namespaces every cluster starts with, and the default StorageClass
-    /// `standard` (as kind's), whose claims the volume controller provisions at once.
+    /// Creates the namespaces every cluster starts with (each with its `default`
+    /// ServiceAccount), and the default StorageClass `standard` (as kind's), whose claims the
+    /// volume controller provisions at once.
     pub(crate) fn seed(&self) {
         let mut state = self.store.lock();
         state.put(
