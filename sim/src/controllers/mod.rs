@@ -6,6 +6,7 @@
 
 mod autoscaling;
 mod crd_cleanup;
+mod cronjobs;
 mod disruption;
 mod gc;
 mod infra;
@@ -22,6 +23,7 @@ pub fn reconcile(state: &mut State) {
     gc::reconcile(state);
     crd_cleanup::reconcile(state);
     workloads::reconcile(state);
+    cronjobs::reconcile(state);
     infra::reconcile(state);
     volumes::reconcile(state);
     disruption::reconcile(state);
