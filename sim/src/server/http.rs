@@ -1,5 +1,7 @@
 //! The HTTP surface: health endpoints, the `/admin/*` fault endpoints, bearer-token checks, and
-//! every API path handed to the [`crate::api::Cluster`] (watches streamed by [`super::watch`]).
+//! every API path handed to the [`crate::api::Cluster`] (watches streamed by [`super::watch`]),
+//! protobuf bodies read and answers written in the negotiated media type by
+//! [`crate::protobuf`].
 
 use std::sync::Arc;
 
@@ -11,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use super::{Shared, faults, watch};
+use crate::protobuf::{self, Negotiated, Rendered};
 use crate::request::{self, Params, Request, flag};
 use crate::status::ApiError;
 
@@ -25,16 +28,12 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .with_state(shared)
 }
 
-/// An API answer as an HTTP response, with its media type, a `Warning: 299 - "…"` header per
-/// warning, and `Retry-After` for errors that carry one.
-pub fn respond(response: &request::Response) -> Response {
-    let code = StatusCode::from_u16(response.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let body = serde_json::to_vec(&response.body).unwrap_or_default();
-    let mut out = (code, body).into_response();
+/// An API answer as an HTTP response in the media type `negotiated` for it (see
+/// [`protobuf::render`]), with a `Warning: 299 - "…"` header per warning, and `Retry-After`
+/// for errors that carry one.
+pub fn respond(negotiated: &Negotiated, response: &request::Response) -> Response {
+    let mut out = send(protobuf::render(negotiated, response));
     let headers = out.headers_mut();
-    if let Ok(value) = HeaderValue::from_str(&response.content_type) {
-        headers.insert(header::CONTENT_TYPE, value);
-    }
     for warning in &response.warnings {
         if let Ok(value) = HeaderValue::from_str(&format!("299 - {warning:?}")) {
             headers.append(header::WARNING, value);
@@ -48,8 +47,17 @@ pub fn respond(response: &request::Response) -> Response {
     out
 }
 
+fn send(rendered: Rendered) -> Response {
+    let code = StatusCode::from_u16(rendered.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut out = (code, rendered.body).into_response();
+    if let Ok(value) = HeaderValue::from_str(&rendered.content_type) {
+        out.headers_mut().insert(header::CONTENT_TYPE, value);
+    }
+    out
+}
+
 fn error(e: ApiError) -> Response {
-    respond(&e.into())
+    respond(&Negotiated::default(), &e.into())
 }
 
 fn header_str(headers: &HeaderMap, name: header::HeaderName) -> &str {
@@ -83,7 +91,7 @@ async fn dispatch(
     if let Some(injected) = shared.faults.before(method.as_str(), &path).await {
         return error(injected);
     }
-    let request = Request {
+    let mut request = Request {
         method: method.to_string(),
         path: path.clone(),
         params,
@@ -101,10 +109,14 @@ async fn dispatch(
     shared
         .requests
         .add(method.as_str(), &path, watching, dry_run);
+    let negotiated = match protobuf::prepare(&shared.cluster, &mut request, watching) {
+        Ok(negotiated) => negotiated,
+        Err(refused) => return send(refused),
+    };
     if watching {
         return match shared.cluster.watch(&request) {
-            Ok(w) => watch::stream(shared.clone(), w),
-            Err(e) => respond(&e),
+            Ok(w) => watch::stream(shared.clone(), w, negotiated.watch_format()),
+            Err(e) => respond(&negotiated, &e),
         };
     }
     let response = shared.cluster.handle(&request);
@@ -113,5 +125,5 @@ async fn dispatch(
     {
         return error(injected);
     }
-    respond(&response)
+    respond(&negotiated, &response)
 }
