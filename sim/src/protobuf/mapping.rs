@@ -5,16 +5,16 @@
 //! except for the types Go gives their own JSON encoding (see [`Special`]).
 //!
 //! Go's marshaller writes every non-pointer field, so a Go client's body carries
-//! `metadata.uid: ""`, `resourceVersion: ""` or an empty `creationTimestamp`. Reading protobuf,
-//! an empty singular string and an empty `Time` are therefore absent, as a Go server reads them
-//! (a non-pointer `""` is unset there); numbers and booleans are kept as sent, since a pointer
-//! field's zero (`spec.replicas: 0`, `automountServiceAccountToken: false`) means what it says
-//! and a non-pointer zero reads as Go's zero either way. Map values and list items are kept
-//! whatever they hold.
+//! `metadata.uid: ""`, `generation: 0`, `hostPort: 0` or an empty `creationTimestamp`. Reading
+//! protobuf, an empty singular string, an empty `Time`, and a zero or `false` are therefore
+//! absent, as a Go server reads them (a non-pointer zero is unset there) — except the numbers
+//! and booleans documented with a default (`spec.replicas: 0`, `backoffLimit: 0`,
+//! `runAsUser: 0`), Go pointers whose zero means what it says. Map values and list items are
+//! kept whatever they hold.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use protobuf::MessageDyn;
@@ -61,12 +61,21 @@ enum Renamed {
     Inline,
 }
 
-/// Every field (as `Message.field`) whose JSON name is not its proto name, read off the
-/// kinds' OpenAPI schemas (k8s-openapi's): the property equal to the proto name but for case
-/// and punctuation, or none for a message embedded inline.
-fn renamed() -> &'static HashMap<String, Renamed> {
-    static RENAMED: OnceLock<HashMap<String, Renamed>> = OnceLock::new();
-    RENAMED.get_or_init(|| {
+/// What the kinds' OpenAPI schemas (k8s-openapi's) tell about their fields, keyed
+/// `Message.field`.
+struct Facts {
+    /// The fields whose JSON name is not their proto name: the property equal to the proto
+    /// name but for case and punctuation, or none for a message embedded inline.
+    renamed: HashMap<String, Renamed>,
+    /// The number and boolean fields whose zero means something: those documented with a
+    /// default (`replicas`: "Defaults to 1", `runAsUser`, `backoffLimit`), which Go makes
+    /// pointers to tell an explicit zero from unset.
+    zero_kept: HashSet<String>,
+}
+
+fn facts() -> &'static Facts {
+    static FACTS: OnceLock<Facts> = OnceLock::new();
+    FACTS.get_or_init(|| {
         let mut generator = SchemaSettings::draft07().into_generator();
         for builtin in crate::kinds::BUILTINS.iter().chain([&crate::kinds::SCALE]) {
             (builtin.define)(&mut generator);
@@ -78,6 +87,7 @@ fn renamed() -> &'static HashMap<String, Renamed> {
                 .collect()
         };
         let mut renamed = HashMap::new();
+        let mut zero_kept = HashSet::new();
         for (name, schema) in generator.take_definitions(true) {
             let Some(properties) = schema["properties"].as_object() else {
                 continue;
@@ -87,10 +97,14 @@ fn renamed() -> &'static HashMap<String, Renamed> {
                 continue;
             };
             for field in message.fields() {
-                if properties.contains_key(field.name()) {
+                let key = format!("{}.{}", message.full_name(), field.name());
+                if let Some(property) = properties.get(field.name()) {
+                    let documented = property["description"].as_str().unwrap_or_default();
+                    if documented.to_ascii_lowercase().contains("default") {
+                        zero_kept.insert(key);
+                    }
                     continue;
                 }
-                let key = format!("{}.{}", message.full_name(), field.name());
                 let wanted = squash(field.name());
                 if let Some(property) = properties.keys().find(|p| squash(p) == wanted) {
                     renamed.insert(key, Renamed::To(property.clone()));
@@ -102,8 +116,20 @@ fn renamed() -> &'static HashMap<String, Renamed> {
                 }
             }
         }
-        renamed
+        Facts { renamed, zero_kept }
     })
+}
+
+fn renamed() -> &'static HashMap<String, Renamed> {
+    &facts().renamed
+}
+
+/// Whether a zero or `false` read from protobuf is kept: only for the fields documented with
+/// a default, as a Go non-pointer field's zero is unset.
+fn keeps_zero(message: &MessageDescriptor, field: &FieldDescriptor) -> bool {
+    facts()
+        .zero_kept
+        .contains(&format!("{}.{}", message.full_name(), field.name()))
 }
 
 fn is_inlined(message: &MessageDescriptor, field: &FieldDescriptor) -> bool {
@@ -255,6 +281,13 @@ fn object_to_json(message: &dyn MessageDyn) -> Result<Value, String> {
         let value = match field.get_reflect(message) {
             ReflectFieldRef::Optional(optional) => match optional.value() {
                 None | Some(ReflectValueRef::String("")) => None,
+                Some(
+                    ReflectValueRef::I32(0)
+                    | ReflectValueRef::I64(0)
+                    | ReflectValueRef::U32(0)
+                    | ReflectValueRef::U64(0)
+                    | ReflectValueRef::Bool(false),
+                ) if !keeps_zero(&descriptor, &field) => None,
                 Some(value) => value_to_json(value)?,
             },
             ReflectFieldRef::Repeated(items) if items.is_empty() => None,
