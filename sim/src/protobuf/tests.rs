@@ -26,7 +26,7 @@ fn sample(schema: &Value, definitions: &Map<String, Value>, depth: usize) -> Opt
             () if special(".meta.v1.Time") => json!("2025-01-02T03:04:05Z"),
             () if special(".meta.v1.MicroTime") => json!("2025-01-02T03:04:05.123456Z"),
             () if special(".intstr.IntOrString") => {
-                if depth % 2 == 0 {
+                if depth.is_multiple_of(2) {
                     json!("25%")
                 } else {
                     json!(8080)
@@ -40,7 +40,7 @@ fn sample(schema: &Value, definitions: &Map<String, Value>, depth: usize) -> Opt
             }
             () if special(".JSONSchemaPropsOrArray") => json!([{"type": "string"}]),
             () if special(".JSONSchemaPropsOrBool") => {
-                if depth % 2 == 0 {
+                if depth.is_multiple_of(2) {
                     json!(false)
                 } else {
                     json!({"type": "integer"})
