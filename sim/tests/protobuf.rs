@@ -218,6 +218,21 @@ async fn client_go_creates_reads_updates_lists_and_deletes_in_protobuf() {
     let (code, _, _) = call(&sim, "GET", &format!("{CM}/a"), &[], Vec::new()).await;
     assert_eq!(code, 404);
 
+    // A pointer's meaningful zero is kept.
+    let mut account = k8s_rs_pb::api::core::v1::ServiceAccount::new();
+    account
+        .metadata
+        .mut_or_insert_default()
+        .set_name("robot".into());
+    account.set_automountServiceAccountToken(false);
+    let body = envelope("v1", "ServiceAccount", &account);
+    let accounts = "/api/v1/namespaces/default/serviceaccounts";
+    let (code, _, _) = call(&sim, "POST", accounts, &proto, body).await;
+    assert_eq!(code, 201);
+    let (_, _, body) = call(&sim, "GET", &format!("{accounts}/robot"), &[], Vec::new()).await;
+    let robot: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(robot["automountServiceAccountToken"], false);
+
     // A body that is not protobuf is refused in the real server's words.
     let (code, _, body) = call(
         &sim,

@@ -6,11 +6,13 @@
 //!
 //! Go's marshaller writes every non-pointer field, so a Go client's body carries
 //! `metadata.uid: ""`, `generation: 0`, `hostPort: 0` or an empty `creationTimestamp`. Reading
-//! protobuf, an empty singular string, an empty `Time`, and a zero or `false` are therefore
-//! absent, as a Go server reads them (a non-pointer zero is unset there) — except the numbers
-//! and booleans documented with a default (`spec.replicas: 0`, `backoffLimit: 0`,
-//! `runAsUser: 0`), Go pointers whose zero means what it says. Map values and list items are
-//! kept whatever they hold.
+//! protobuf, an empty singular string, an empty `Time`, and a zero number are therefore absent,
+//! as a Go server reads them (a non-pointer zero is unset there) — except the numbers
+//! documented with a default (`spec.replicas: 0`, `backoffLimit: 0`, `runAsUser: 0`), Go
+//! pointers whose zero means what it says. Booleans are kept as sent: a pointer's `false`
+//! (`automountServiceAccountToken`, `enableServiceLinks`) overrides a `true` default, and a
+//! non-pointer's `false` is its default anyway. Map values and list items are kept whatever
+//! they hold.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -67,9 +69,9 @@ struct Facts {
     /// The fields whose JSON name is not their proto name: the property equal to the proto
     /// name but for case and punctuation, or none for a message embedded inline.
     renamed: HashMap<String, Renamed>,
-    /// The number and boolean fields whose zero means something: those documented with a
-    /// default (`replicas`: "Defaults to 1", `runAsUser`, `backoffLimit`), which Go makes
-    /// pointers to tell an explicit zero from unset.
+    /// The number fields whose zero means something: those documented with a default
+    /// (`replicas`: "Defaults to 1", `runAsUser`, `backoffLimit`), which Go makes pointers to
+    /// tell an explicit zero from unset.
     zero_kept: HashSet<String>,
 }
 
@@ -124,8 +126,8 @@ fn renamed() -> &'static HashMap<String, Renamed> {
     &facts().renamed
 }
 
-/// Whether a zero or `false` read from protobuf is kept: only for the fields documented with
-/// a default, as a Go non-pointer field's zero is unset.
+/// Whether a zero number read from protobuf is kept: only for the fields documented with a
+/// default, as a Go non-pointer field's zero is unset.
 fn keeps_zero(message: &MessageDescriptor, field: &FieldDescriptor) -> bool {
     facts()
         .zero_kept
@@ -285,8 +287,7 @@ fn object_to_json(message: &dyn MessageDyn) -> Result<Value, String> {
                     ReflectValueRef::I32(0)
                     | ReflectValueRef::I64(0)
                     | ReflectValueRef::U32(0)
-                    | ReflectValueRef::U64(0)
-                    | ReflectValueRef::Bool(false),
+                    | ReflectValueRef::U64(0),
                 ) if !keeps_zero(&descriptor, &field) => None,
                 Some(value) => value_to_json(value)?,
             },

@@ -183,7 +183,7 @@ fn a_go_clients_zero_values_read_as_a_go_server_reads_them() {
         decode_object(&body).unwrap(),
         json!({"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "d"},
-            "spec": {"replicas": 0}})
+            "spec": {"replicas": 0, "paused": false}})
     );
 }
 
