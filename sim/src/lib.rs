@@ -40,6 +40,8 @@ mod kinds;
 mod lifecycle;
 mod meta;
 mod openapi;
+#[cfg(feature = "protobuf")]
+mod protobuf;
 mod quantity;
 mod rbac;
 mod registry;

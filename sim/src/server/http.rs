@@ -1,6 +1,7 @@
 //! The HTTP surface: health endpoints, the `/admin/*` fault endpoints, authentication, the
 //! authentication APIs, and every API path handed to the [`crate::api::Cluster`] as the
-//! authenticated user (watches streamed by [`super::watch`]).
+//! authenticated user (watches streamed by [`super::watch`]), protobuf bodies read and answers
+//! written in the negotiated media type by [`crate::protobuf`].
 
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use super::impersonation::{Target, impersonate};
 use super::tls::{PeerCertificate, certificate_user};
 use super::{Shared, faults, watch};
 use crate::auth::UserInfo;
+use crate::protobuf::{self, Negotiated, Rendered};
 use crate::rbac::{self, Attributes};
 use crate::request::{self, Params, Request, flag};
 use crate::status::ApiError;
@@ -31,16 +33,12 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .with_state(shared)
 }
 
-/// An API answer as an HTTP response, with its media type, a `Warning: 299 - "…"` header per
-/// warning, and `Retry-After` for errors that carry one.
-pub fn respond(response: &request::Response) -> Response {
-    let code = StatusCode::from_u16(response.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let body = serde_json::to_vec(&response.body).unwrap_or_default();
-    let mut out = (code, body).into_response();
+/// An API answer as an HTTP response in the media type `negotiated` for it (see
+/// [`protobuf::render`]), with a `Warning: 299 - "…"` header per warning, and `Retry-After`
+/// for errors that carry one.
+pub fn respond(negotiated: &Negotiated, response: &request::Response) -> Response {
+    let mut out = send(protobuf::render(negotiated, response));
     let headers = out.headers_mut();
-    if let Ok(value) = HeaderValue::from_str(&response.content_type) {
-        headers.insert(header::CONTENT_TYPE, value);
-    }
     for warning in &response.warnings {
         if let Ok(value) = HeaderValue::from_str(&format!("299 - {warning:?}")) {
             headers.append(header::WARNING, value);
@@ -54,8 +52,17 @@ pub fn respond(response: &request::Response) -> Response {
     out
 }
 
+fn send(rendered: Rendered) -> Response {
+    let code = StatusCode::from_u16(rendered.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut out = (code, rendered.body).into_response();
+    if let Ok(value) = HeaderValue::from_str(&rendered.content_type) {
+        out.headers_mut().insert(header::CONTENT_TYPE, value);
+    }
+    out
+}
+
 fn error(e: ApiError) -> Response {
-    respond(&e.into())
+    respond(&Negotiated::default(), &e.into())
 }
 
 fn header_str(headers: &HeaderMap, name: header::HeaderName) -> &str {
@@ -109,7 +116,7 @@ async fn dispatch(
     if let Some(injected) = shared.faults.before(method.as_str(), &path).await {
         return error(injected);
     }
-    let request = Request {
+    let mut request = Request {
         method: method.to_string(),
         path: path.clone(),
         params,
@@ -127,10 +134,14 @@ async fn dispatch(
     shared
         .requests
         .add(method.as_str(), &path, watching, dry_run);
+    let negotiated = match protobuf::prepare(&shared.cluster, &mut request, watching) {
+        Ok(negotiated) => negotiated,
+        Err(refused) => return send(refused),
+    };
     if watching {
         return match shared.cluster.watch(&request) {
-            Ok(w) => watch::stream(shared.clone(), w),
-            Err(e) => respond(&e),
+            Ok(w) => watch::stream(shared.clone(), w, negotiated.watch_format()),
+            Err(e) => respond(&negotiated, &e),
         };
     }
     let response = match (Endpoint::of(&path), &request.user) {
@@ -155,5 +166,5 @@ async fn dispatch(
     {
         return error(injected);
     }
-    respond(&response)
+    respond(&negotiated, &response)
 }

@@ -1,6 +1,7 @@
-//! WATCH streams: a [`Watch`] cursor polled whenever the store commits, written as JSON lines,
-//! with bookmarks, `timeoutSeconds`, and an `ERROR` event (410 Expired) when the history no
-//! longer reaches the stream.
+//! WATCH streams: a [`Watch`] cursor polled whenever the store commits, written as JSON lines
+//! or length-prefixed protobuf `WatchEvent` frames (as negotiated), with bookmarks,
+//! `timeoutSeconds`, and an `ERROR` event (410 Expired) when the history no longer reaches the
+//! stream.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::Shared;
+use crate::protobuf::{self, negotiate::Format};
 use crate::watch::Watch;
 
 /// How often bookmarks are sent when asked for.
@@ -21,14 +23,20 @@ const BOOKMARK_INTERVAL: Duration = Duration::from_secs(1);
 /// How long a watch without `timeoutSeconds` stays open.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 
-fn line(event: &Value) -> Bytes {
+/// One event on the wire: a JSON line, or a protobuf frame (`None` when its object has no
+/// protobuf form, which ends the stream as kube-apiserver's failed encode does).
+fn frame(format: Format, event: &Value) -> Option<Bytes> {
+    if format == Format::Protobuf {
+        return protobuf::watch_frame(event).ok().map(Bytes::from);
+    }
     let mut bytes = serde_json::to_vec(event).unwrap_or_default();
     bytes.push(b'\n');
-    Bytes::from(bytes)
+    Some(Bytes::from(bytes))
 }
 
-/// Streams `watch` until its timeout, a closed-watches fault, or the client going away.
-pub fn stream(shared: Arc<Shared>, mut watch: Watch) -> Response {
+/// Streams `watch` in `format` until its timeout, a closed-watches fault, or the client going
+/// away.
+pub fn stream(shared: Arc<Shared>, mut watch: Watch, format: Format) -> Response {
     let (tx, rx) = mpsc::channel::<Bytes>(256);
     let mut closer = shared.faults.watch_closer();
     let mut changed = shared.changed.subscribe();
@@ -45,14 +53,18 @@ pub fn stream(shared: Arc<Shared>, mut watch: Watch) -> Response {
                 Ok(events) => events,
                 Err(gone) => {
                     let status = serde_json::to_value(gone.to_status()).unwrap_or_default();
-                    let _ = tx
-                        .send(line(&json!({"type": "ERROR", "object": status})))
-                        .await;
+                    if let Some(bytes) = frame(format, &json!({"type": "ERROR", "object": status}))
+                    {
+                        let _ = tx.send(bytes).await;
+                    }
                     return;
                 }
             };
             for event in &events {
-                if tx.send(line(event)).await.is_err() {
+                let Some(bytes) = frame(format, event) else {
+                    return;
+                };
+                if tx.send(bytes).await.is_err() {
                     return;
                 }
             }
@@ -60,7 +72,10 @@ pub fn stream(shared: Arc<Shared>, mut watch: Watch) -> Response {
                 () = &mut deadline => return,
                 _ = closer.changed() => return,
                 _ = ticker.tick(), if watch.wants_bookmarks() => {
-                    if tx.send(line(&watch.bookmark())).await.is_err() {
+                    let Some(bytes) = frame(format, &watch.bookmark()) else {
+                        return;
+                    };
+                    if tx.send(bytes).await.is_err() {
                         return;
                     }
                 }
@@ -75,9 +90,13 @@ pub fn stream(shared: Arc<Shared>, mut watch: Watch) -> Response {
     let stream = futures::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|b| (Ok::<Bytes, Infallible>(b), rx))
     });
+    let content_type = match format {
+        Format::Protobuf => format!("{};stream=watch", protobuf::MEDIA_TYPE),
+        _ => "application/json".to_string(),
+    };
     (
         StatusCode::OK,
-        [(header::CONTENT_TYPE, "application/json")],
+        [(header::CONTENT_TYPE, content_type)],
         Body::from_stream(stream),
     )
         .into_response()
