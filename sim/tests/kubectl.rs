@@ -245,7 +245,8 @@ async fn rollout_wait_diff_and_watch() {
         .map(|l| l.split_whitespace().collect())
         .collect();
     assert_eq!(rows[0], ["NAME", "DATA", "AGE"], "{watched}");
-    assert_eq!(rows[1][..2], ["settings", "1"], "{watched}");
+    assert_eq!(rows[1][..2], ["kube-root-ca.crt", "1"], "{watched}");
+    assert_eq!(rows[2][..2], ["settings", "1"], "{watched}");
     sim.shutdown().await;
 }
 

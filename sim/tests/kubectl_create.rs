@@ -23,7 +23,7 @@ fn decoded(secret: &Value, key: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn kubectl_create_makes_every_kind_it_knows() {
-    let sim = krt_sim::Sim::start().await.unwrap();
+    let sim = common::tls_sim().await;
     let k = Kubectl::new(&sim);
     let get = |args: &[&str]| -> Value {
         let mut all = vec!["get"];

@@ -121,7 +121,7 @@ spec:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn custom_resources_show_their_printer_columns() {
-    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let sim = common::tls_sim().await;
     let k = Kubectl::new(&sim);
     k.ok(&["apply", "-f", path(&k.file("crds.yaml", CRDS))]);
     eventually(10, "the CRDs to be served", || {
@@ -201,7 +201,7 @@ fn items(list: &Value) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rollout_records_the_controllers_events() {
-    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let sim = common::tls_sim().await;
     let k = Kubectl::new(&sim);
     k.ok(&["apply", "-f", path(&k.file("web.yaml", DEPLOYMENT))]);
     k.ok(&["rollout", "status", "deployment/web", "--timeout=30s"]);
@@ -479,11 +479,8 @@ async fn every_namespace_gets_its_default_account_and_root_ca() {
     .await
     .expect("sim starts");
     let k = Kubectl::new(&sim);
-    // Before the server sets a CA, namespaces get their ServiceAccount only.
-    let cms = k.ok(&["get", "configmaps", "-A", "-o", "name"]);
-    assert!(!cms.contains("kube-root-ca.crt"), "{cms}");
+    // The server publishes its CA from the start.
     let ca = sim.ca_pem().expect("a CA").to_string();
-    sim.cluster().set_root_ca(ca.clone());
     for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
         k.ok(&["get", "serviceaccount", "default", "-n", ns]);
         let cm = k.json(&[

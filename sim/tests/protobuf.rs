@@ -41,7 +41,8 @@ async fn send(
     let mut req = Request::builder()
         .method(method)
         .uri(path)
-        .header("host", addr);
+        .header("host", addr)
+        .header("authorization", format!("Bearer {}", sim.admin_token()));
     for (name, value) in headers {
         req = req.header(*name, *value);
     }
