@@ -14,8 +14,7 @@
 //! - with the default `server` feature, [`Sim`]: that cluster served over HTTP or HTTPS on
 //!   127.0.0.1, with simulated controllers on a timer and fault injection.
 //!
-//! It is not a real API server: no admission webhooks, no etcd, authentication by one optional
-//! bearer token, and controllers that only simulate the state machines of the built-in
+//! It is not a real API server: no admission webhooks, no etcd, and controllers that only simulate the state machines of the built-in
 //! workloads.
 //!
 //! ```no_run
@@ -57,4 +56,7 @@ mod watch;
 
 pub use guest_cluster::{GuestCluster, GuestWatch};
 #[cfg(feature = "server")]
-pub use server::{Fault, FaultAction, RequestCounts, Sim, SimConfig, SimError};
+pub use server::{
+    ADMIN, ClientCertificate, Credential, Fault, FaultAction, RequestCounts, Sim, SimConfig,
+    SimError, StaticToken,
+};

@@ -1,15 +1,18 @@
-//! The HTTP surface: health endpoints, the `/admin/*` fault endpoints, bearer-token checks, and
-//! every API path handed to the [`crate::api::Cluster`] (watches streamed by [`super::watch`]).
+//! The HTTP surface: health endpoints, the `/admin/*` fault endpoints, authentication, the
+//! authentication APIs, and every API path handed to the [`crate::api::Cluster`] as the
+//! authenticated user (watches streamed by [`super::watch`]).
 
 use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Query, State};
+use axum::extract::{ConnectInfo, Query, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
+use super::credentials::Endpoint;
+use super::tls::{PeerCertificate, certificate_user};
 use super::{Shared, faults, watch};
 use crate::request::{self, Params, Request, flag};
 use crate::status::ApiError;
@@ -59,26 +62,26 @@ fn header_str(headers: &HeaderMap, name: header::HeaderName) -> &str {
         .unwrap_or_default()
 }
 
-/// Whether the request carries the configured bearer token (always, without one).
-fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {
-    shared.token.as_ref().is_none_or(|token| {
-        header_str(headers, header::AUTHORIZATION)
-            .strip_prefix("Bearer ")
-            .is_some_and(|given| given.trim() == token)
-    })
-}
-
 async fn dispatch(
     State(shared): State<Arc<Shared>>,
+    ConnectInfo(peer): ConnectInfo<PeerCertificate>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
     Query(params): Query<Params>,
     body: Bytes,
 ) -> Response {
-    if !authorized(&shared, &headers) {
-        return error(ApiError::new(401, "Unauthorized", "Unauthorized"));
-    }
+    let authenticated = {
+        let state = shared.cluster.store.lock();
+        let from_certificate = peer.0.as_ref().and_then(certificate_user);
+        shared
+            .authenticator
+            .authenticate(&headers, from_certificate, &state)
+    };
+    let user = match authenticated {
+        Ok(user) => user,
+        Err(e) => return error(e),
+    };
     let path = uri.path().to_string();
     if let Some(injected) = shared.faults.before(method.as_str(), &path).await {
         return error(injected);
@@ -94,7 +97,7 @@ async fn dispatch(
             agent => agent.to_string(),
         },
         body: body.to_vec(),
-        user: None,
+        user: Some(user),
     };
     let watching = method == Method::GET && flag(&request.params, "watch");
     let dry_run = request.params.contains_key("dryRun");
@@ -107,7 +110,19 @@ async fn dispatch(
             Err(e) => respond(&e),
         };
     }
-    let response = shared.cluster.handle(&request);
+    let response = match (Endpoint::of(&path), &request.user) {
+        (Some(endpoint), Some(user)) => {
+            let state = shared.cluster.store.lock();
+            endpoint.serve(
+                &request.method,
+                &request.body,
+                user,
+                &shared.authenticator,
+                &state,
+            )
+        }
+        _ => shared.cluster.handle(&request),
+    };
     if (200..300).contains(&response.code)
         && let Some(injected) = shared.faults.after(method.as_str(), &path).await
     {

@@ -1,11 +1,15 @@
-//! The HTTP(S) server around a [`Cluster`]: routing, watch streams, fault injection, TLS with a
-//! CA generated at start, bearer-token authentication, the controllers' timer and state files.
+//! The HTTP(S) server around a [`Cluster`]: routing, watch streams, fault injection, a CA
+//! generated at start (TLS, client certificates), authentication (client certificates, bearer
+//! tokens, ServiceAccount tokens), the controllers' timer and state files.
 
+mod authn;
+mod credentials;
 mod faults;
 mod http;
 mod persist;
 mod requests;
 mod tls;
+mod tokens;
 mod watch;
 
 use std::net::SocketAddr;
@@ -17,8 +21,10 @@ use base64::Engine as _;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+pub use authn::{ADMIN, StaticToken};
 pub use faults::{Fault, FaultAction};
 pub use requests::RequestCounts;
+pub use tls::ClientCertificate;
 
 use crate::cluster::Cluster;
 use faults::Faults;
@@ -55,16 +61,24 @@ pub struct SimConfig {
     /// A file the objects are loaded from at start and saved to when the simulator stops
     /// (`krt`'s embedded cluster keeps its state this way); `None` keeps nothing.
     pub state_file: Option<PathBuf>,
-    /// Serve HTTPS with a certificate signed by a CA generated at start ([`Sim::ca_pem`]); the
-    /// kubeconfig then carries `certificate-authority-data`.
+    /// Serve HTTPS with a certificate signed by the CA generated at start ([`Sim::ca_pem`]); the
+    /// kubeconfig then carries `certificate-authority-data`, and clients may authenticate with
+    /// certificates that CA signed ([`Sim::client_certificate`]).
     pub tls: bool,
-    /// Require `Authorization: Bearer <token>` on every request but `/healthz`, `/readyz` and
-    /// `/livez` (401 `Unauthorized` Status otherwise); the kubeconfig then carries the token.
+    /// The bearer token of the admin user `krt-sim-admin` (group `system:masters`), which the
+    /// kubeconfig carries; `None` generates one ([`Sim::admin_token`]).
     pub token: Option<String>,
+    /// More users known by bearer token, as kube-apiserver's `--token-auth-file` lists them.
+    pub users: Vec<StaticToken>,
+    /// Whether a request without credentials is served as `system:anonymous` (in group
+    /// `system:unauthenticated`, which RBAC lets read only health and version), as with
+    /// kube-apiserver's default `--anonymous-auth=true`; `false` answers it 401.
+    pub anonymous: bool,
 }
 
 impl Default for SimConfig {
-    /// `127.0.0.1:0`, 20 ms controller steps, 10,000 retained events, plain HTTP, no token.
+    /// `127.0.0.1:0`, 20 ms controller steps, 10,000 retained events, plain HTTP, a generated
+    /// admin token, anonymous requests allowed (as `system:anonymous`).
     fn default() -> Self {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -73,8 +87,31 @@ impl Default for SimConfig {
             state_file: None,
             tls: false,
             token: None,
+            users: Vec::new(),
+            anonymous: true,
         }
     }
+}
+
+/// How the user of a kubeconfig authenticates.
+#[derive(Debug, Clone)]
+pub enum Credential {
+    /// A bearer token.
+    Token(String),
+    /// A client certificate signed by the cluster's CA (needs [`SimConfig::tls`]).
+    Certificate(ClientCertificate),
+    /// None: the requests are anonymous.
+    None,
+}
+
+/// A random bearer token (128 bits, hex) from the TLS stack's generator.
+fn random_token() -> Result<String, SimError> {
+    let mut bytes = [0u8; 16];
+    rustls::crypto::ring::default_provider()
+        .secure_random
+        .fill(&mut bytes)
+        .map_err(|e| SimError::Tls(format!("{e:?}")))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// What request handlers share.
@@ -83,8 +120,8 @@ pub(crate) struct Shared {
     pub(crate) faults: Faults,
     /// The latest resourceVersion, changed after every commit: wakes watches and controllers.
     pub(crate) changed: tokio::sync::watch::Sender<u64>,
-    /// The bearer token every request must carry, if any.
-    pub(crate) token: Option<String>,
+    /// Who a request's credentials name.
+    pub(crate) authenticator: authn::Authenticator,
     /// The API requests answered so far.
     pub(crate) requests: requests::Counter,
 }
@@ -92,8 +129,9 @@ pub(crate) struct Shared {
 /// A running simulator. Dropping it (or calling [`Sim::shutdown`]) stops it.
 pub struct Sim {
     url: String,
-    ca_pem: Option<String>,
-    token: Option<String>,
+    tls: bool,
+    certificates: tls::Certificates,
+    token: String,
     state_file: Option<PathBuf>,
     shared: Arc<Shared>,
     stop: Option<oneshot::Sender<()>>,
@@ -135,6 +173,14 @@ impl Sim {
         if !restored {
             cluster.seed();
         }
+        let certificates = tls::Certificates::generate(address.ip()).map_err(SimError::Tls)?;
+        let token = match &config.token {
+            Some(token) => token.clone(),
+            None => random_token()?,
+        };
+        let issuer = tokens::TokenIssuer::generate().map_err(SimError::Tls)?;
+        let authenticator =
+            authn::Authenticator::new(&token, &config.users, issuer, config.anonymous);
         let (changed, _) = tokio::sync::watch::channel(cluster.resource_version());
         let notify = changed.clone();
         cluster.observe(move |rv| {
@@ -144,7 +190,7 @@ impl Sim {
             cluster,
             faults: Faults::default(),
             changed,
-            token: config.token.clone(),
+            authenticator,
             requests: requests::Counter::default(),
         });
         let (stop, stopped) = oneshot::channel::<()>();
@@ -152,24 +198,22 @@ impl Sim {
         let stopped = async {
             let _ = stopped.await;
         };
-        let (scheme, ca_pem, server) = if config.tls {
-            let certs = tls::Certificates::generate(address.ip()).map_err(SimError::Tls)?;
-            let listener = tls::TlsListener::new(listener, &certs).map_err(SimError::Tls)?;
+        let (scheme, server) = if config.tls {
+            let listener = tls::TlsListener::new(listener, &certificates).map_err(SimError::Tls)?;
+            let app = app.into_make_service_with_connect_info::<tls::PeerCertificate>();
             let serve = axum::serve(listener, app).with_graceful_shutdown(stopped);
-            (
-                "https",
-                Some(certs.ca_pem),
-                tokio::spawn(log_end(serve.into_future())),
-            )
+            ("https", tokio::spawn(log_end(serve.into_future())))
         } else {
+            let app = app.into_make_service_with_connect_info::<tls::PeerCertificate>();
             let serve = axum::serve(listener, app).with_graceful_shutdown(stopped);
-            ("http", None, tokio::spawn(log_end(serve.into_future())))
+            ("http", tokio::spawn(log_end(serve.into_future())))
         };
         let controllers = tokio::spawn(run_controllers(shared.clone(), config.controller_interval));
         Ok(Sim {
             url: format!("{scheme}://{address}"),
-            ca_pem,
-            token: config.token,
+            tls: config.tls,
+            certificates,
+            token,
             state_file: config.state_file,
             shared,
             stop: Some(stop),
@@ -185,7 +229,27 @@ impl Sim {
 
     /// The PEM of the CA that signed the server certificate, with [`SimConfig::tls`].
     pub fn ca_pem(&self) -> Option<&str> {
-        self.ca_pem.as_deref()
+        self.tls.then_some(self.certificates.ca_pem.as_str())
+    }
+
+    /// The admin's bearer token (user `krt-sim-admin`, group `system:masters`).
+    pub fn admin_token(&self) -> &str {
+        &self.token
+    }
+
+    /// A client certificate for `username` in `group`, signed by the cluster's CA: with
+    /// [`SimConfig::tls`], a client presenting it is that user.
+    ///
+    /// # Errors
+    /// [`SimError::Tls`] when the certificate cannot be made.
+    pub fn client_certificate(
+        &self,
+        username: &str,
+        group: Option<&str>,
+    ) -> Result<ClientCertificate, SimError> {
+        self.certificates
+            .client(username, group)
+            .map_err(SimError::Tls)
     }
 
     /// The in-process cluster behind the server (the same objects the API serves).
@@ -193,23 +257,29 @@ impl Sim {
         &self.shared.cluster
     }
 
-    /// A kubeconfig whose cluster, context and user are all `krt-sim`, namespace `default`; with
-    /// TLS it carries `certificate-authority-data`, with a token the user's `token`.
+    /// A kubeconfig for the admin: cluster and context `krt-sim`, user `krt-sim-admin` with the
+    /// admin token, namespace `default`; with TLS it carries `certificate-authority-data`.
     pub fn kubeconfig_yaml(&self) -> String {
+        self.kubeconfig_yaml_as(ADMIN, &Credential::Token(self.token.clone()))
+    }
+
+    /// A kubeconfig like [`Sim::kubeconfig_yaml`] whose user `name` authenticates with
+    /// `credential`.
+    pub fn kubeconfig_yaml_as(&self, name: &str, credential: &Credential) -> String {
+        let b64 = |pem: &str| base64::engine::general_purpose::STANDARD.encode(pem);
         let ca = self
-            .ca_pem
-            .as_ref()
-            .map(|pem| {
-                format!(
-                    "\n    certificate-authority-data: {}",
-                    base64::engine::general_purpose::STANDARD.encode(pem)
-                )
-            })
+            .ca_pem()
+            .map(|pem| format!("\n    certificate-authority-data: {}", b64(pem)))
             .unwrap_or_default();
-        let user = self
-            .token
-            .as_ref()
-            .map_or_else(|| "{}".to_string(), |t| format!("\n    token: {t}"));
+        let user = match credential {
+            Credential::Token(token) => format!("\n    token: {token}"),
+            Credential::Certificate(cert) => format!(
+                "\n    client-certificate-data: {}\n    client-key-data: {}",
+                b64(&cert.cert_pem),
+                b64(&cert.key_pem)
+            ),
+            Credential::None => "{}".to_string(),
+        };
         format!(
             "apiVersion: v1
 kind: Config
@@ -221,11 +291,11 @@ contexts:
 - name: krt-sim
   context:
     cluster: krt-sim
-    user: krt-sim
+    user: {name}
     namespace: default
 current-context: krt-sim
 users:
-- name: krt-sim
+- name: {name}
   user: {user}
 ",
             self.url

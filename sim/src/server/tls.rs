@@ -1,5 +1,7 @@
-//! HTTPS: a CA and a server certificate (for `localhost`, 127.0.0.1 and the listen address)
-//! generated at start, and a listener that hands axum TLS streams.
+//! The cluster's CA, generated at start: it signs the server certificate (for `localhost`,
+//! 127.0.0.1 and the listen address) and the client certificates users authenticate with, as
+//! kube-apiserver's `--client-ca-file`; and a listener that hands axum TLS streams with the
+//! client certificate the handshake verified, if any.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -9,7 +11,9 @@ use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
     KeyPair, KeyUsagePurpose, SanType,
 };
+use rustls::RootCertStore;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::server::WebPkiClientVerifier;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio_rustls::TlsAcceptor;
@@ -18,12 +22,22 @@ use tokio_rustls::server::TlsStream;
 /// How long a client may take for its TLS handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The CA (PEM, for kubeconfigs) and the server's certificate and key.
+/// The CA (PEM, for kubeconfigs) with its key, and the server's certificate and key.
 pub struct Certificates {
     /// The CA certificate, PEM.
     pub ca_pem: String,
+    ca: CertifiedIssuer<'static, KeyPair>,
     server_der: CertificateDer<'static>,
     server_key: Vec<u8>,
+}
+
+/// A client certificate the CA signed, and its key, both PEM.
+#[derive(Debug, Clone)]
+pub struct ClientCertificate {
+    /// The certificate: the user name as its common name, each group an organization.
+    pub cert_pem: String,
+    /// The private key (PKCS #8).
+    pub key_pem: String,
 }
 
 fn tls_error(e: impl std::fmt::Display) -> String {
@@ -64,8 +78,30 @@ impl Certificates {
         let cert = server.signed_by(&key, &ca).map_err(tls_error)?;
         Ok(Self {
             ca_pem: ca.pem(),
+            ca,
             server_der: cert.der().clone(),
             server_key: key.serialize_der(),
+        })
+    }
+
+    /// A client certificate for `username`, valid for a year. rcgen's names hold one value per
+    /// attribute, so it carries at most one group (`O`); certificates with several are read with
+    /// all of them.
+    pub fn client(&self, username: &str, group: Option<&str>) -> Result<ClientCertificate, String> {
+        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(tls_error)?;
+        params.distinguished_name.push(DnType::CommonName, username);
+        if let Some(group) = group {
+            params
+                .distinguished_name
+                .push(DnType::OrganizationName, group);
+        }
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        let key = KeyPair::generate().map_err(tls_error)?;
+        let cert = params.signed_by(&key, &self.ca).map_err(tls_error)?;
+        Ok(ClientCertificate {
+            cert_pem: cert.pem(),
+            key_pem: key.serialize_pem(),
         })
     }
 
@@ -74,7 +110,7 @@ impl Certificates {
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(tls_error)?
-            .with_no_client_auth()
+            .with_client_cert_verifier(self.client_verifier()?)
             .with_single_cert(
                 vec![self.server_der.clone()],
                 PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(self.server_key.clone())),
@@ -82,6 +118,59 @@ impl Certificates {
             .map_err(tls_error)?;
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(TlsAcceptor::from(Arc::new(config)))
+    }
+
+    /// Client certificates are optional (tokens authenticate too); one that is sent must chain
+    /// to the CA, or the handshake fails.
+    fn client_verifier(
+        &self,
+    ) -> Result<Arc<dyn rustls::server::danger::ClientCertVerifier>, String> {
+        let mut roots = RootCertStore::empty();
+        roots.add(self.ca.der().clone()).map_err(tls_error)?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+            .allow_unauthenticated()
+            .build()
+            .map_err(tls_error)
+    }
+}
+
+/// The user a verified client certificate names: its common name, and its organizations as
+/// groups (kube's x509 authenticator). `None` for a certificate without a common name.
+pub fn certificate_user(der: &CertificateDer<'_>) -> Option<crate::auth::UserInfo> {
+    let (_, cert) = x509_parser::parse_x509_certificate(der.as_ref()).ok()?;
+    let subject = cert.subject();
+    let username = subject.iter_common_name().next()?.as_str().ok()?;
+    let groups: Vec<&str> = subject
+        .iter_organization()
+        .filter_map(|o| o.as_str().ok())
+        .collect();
+    Some(crate::auth::UserInfo::new(username, &groups))
+}
+
+/// The client certificate a connection's handshake verified, handed to every request on it.
+#[derive(Clone, Default)]
+pub struct PeerCertificate(pub Option<CertificateDer<'static>>);
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, TlsListener>>
+    for PeerCertificate
+{
+    fn connect_info(stream: axum::serve::IncomingStream<'_, TlsListener>) -> Self {
+        let (_, connection) = stream.io().get_ref();
+        Self(
+            connection
+                .peer_certificates()
+                .and_then(|chain| chain.first())
+                .map(|cert| cert.clone().into_owned()),
+        )
+    }
+}
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, TcpListener>>
+    for PeerCertificate
+{
+    fn connect_info(_: axum::serve::IncomingStream<'_, TcpListener>) -> Self {
+        Self(None)
     }
 }
 

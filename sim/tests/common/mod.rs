@@ -1,4 +1,7 @@
-//! What the kubectl test crates share: a [`Kubectl`] bound to one simulator, and polling.
+//! What the simulator's test crates share: a [`Kubectl`] bound to one simulator, raw HTTP
+//! requests ([`http`]), and polling.
+
+pub mod http;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

@@ -1,0 +1,345 @@
+//! Authentication as kube-apiserver does it: the admin token the kubeconfig carries, static
+//! token users, anonymous requests, client certificates signed by the cluster's CA (real
+//! kubectl over TLS), and ServiceAccount tokens from TokenRequest, checked by TokenReview and
+//! revoked with their account or bound Pod.
+
+#[allow(
+    dead_code,
+    reason = "each test crate uses a part of the shared fixture"
+)]
+mod common;
+
+use common::http::json;
+use common::{Kubectl, path};
+use krt_sim::api::UserInfo;
+use krt_sim::{Credential, Sim, SimConfig, StaticToken};
+use serde_json::{Value, json};
+
+const WHOAMI: &str = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+const REVIEW: &str = "/apis/authentication.k8s.io/v1/tokenreviews";
+
+fn whoami_body() -> Value {
+    json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+}
+
+/// The `status.userInfo` a SelfSubjectReview answers for `token`.
+async fn whoami(sim: &Sim, token: Option<&str>) -> (u16, Value) {
+    let (code, body) = json(sim, "POST", WHOAMI, token, Some(&whoami_body())).await;
+    (code, body["status"]["userInfo"].clone())
+}
+
+async fn start(config: SimConfig) -> Sim {
+    Sim::start_with(config).await.expect("sim starts")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_name_their_users_and_a_wrong_one_is_unauthorized() {
+    let jane = StaticToken {
+        token: "jane-token".into(),
+        user: UserInfo::new("jane", &["dev", "qa"]),
+    };
+    let sim = start(SimConfig {
+        users: vec![jane],
+        ..SimConfig::default()
+    })
+    .await;
+    assert!(
+        sim.kubeconfig_yaml()
+            .contains(&format!("token: {}", sim.admin_token())),
+        "{}",
+        sim.kubeconfig_yaml()
+    );
+    assert_eq!(sim.admin_token().len(), 32, "128 random bits in hex");
+
+    let (code, admin) = whoami(&sim, Some(sim.admin_token())).await;
+    assert_eq!(code, 201);
+    assert_eq!(
+        admin,
+        json!({"username": "krt-sim-admin", "groups": ["system:masters", "system:authenticated"]})
+    );
+    let (_, jane) = whoami(&sim, Some("jane-token")).await;
+    assert_eq!(
+        jane,
+        json!({"username": "jane", "groups": ["dev", "qa", "system:authenticated"]})
+    );
+    let (_, anonymous) = whoami(&sim, None).await;
+    assert_eq!(
+        anonymous,
+        json!({"username": "system:anonymous", "groups": ["system:unauthenticated"]})
+    );
+
+    let (code, status) = json(&sim, "POST", WHOAMI, Some("nope"), Some(&whoami_body())).await;
+    assert_eq!(code, 401);
+    assert_eq!(
+        (&status["kind"], &status["reason"], &status["message"]),
+        (
+            &json!("Status"),
+            &json!("Unauthorized"),
+            &json!("Unauthorized")
+        )
+    );
+    let (code, _) = json(&sim, "GET", "/api/v1/namespaces", Some("nope"), None).await;
+    assert_eq!(code, 401, "a wrong token is refused whatever it asks");
+    sim.shutdown().await;
+
+    let closed = start(SimConfig {
+        anonymous: false,
+        token: Some("fixed".into()),
+        ..SimConfig::default()
+    })
+    .await;
+    assert_eq!(closed.admin_token(), "fixed");
+    let (code, _) = whoami(&closed, None).await;
+    assert_eq!(
+        code, 401,
+        "without anonymous access, no credentials is a 401"
+    );
+    let (code, _) = whoami(&closed, Some("fixed")).await;
+    assert_eq!(code, 201);
+    closed.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_authenticates_with_a_client_certificate_of_the_clusters_ca() {
+    let sim = start(SimConfig {
+        tls: true,
+        ..SimConfig::default()
+    })
+    .await;
+    let k = Kubectl::new(&sim);
+    let admin = k.json(&["auth", "whoami", "-o", "json"]);
+    assert_eq!(admin["status"]["userInfo"]["username"], "krt-sim-admin");
+
+    let cert = sim
+        .client_certificate("jane", Some("dev"))
+        .expect("a client certificate");
+    let config = k.file(
+        "jane.kubeconfig",
+        &sim.kubeconfig_yaml_as("jane", &Credential::Certificate(cert)),
+    );
+    let jane = k.json(&[
+        "--kubeconfig",
+        path(&config),
+        "auth",
+        "whoami",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(
+        jane["status"]["userInfo"],
+        json!({"username": "jane", "groups": ["dev", "system:authenticated"]})
+    );
+
+    let other = start(SimConfig {
+        tls: true,
+        ..SimConfig::default()
+    })
+    .await;
+    let foreign = other
+        .client_certificate("mallory", Some("system:masters"))
+        .expect("cert");
+    let config = k.file(
+        "mallory.kubeconfig",
+        &sim.kubeconfig_yaml_as("mallory", &Credential::Certificate(foreign)),
+    );
+    let refused = k.run(&["--kubeconfig", path(&config), "auth", "whoami"]);
+    assert!(
+        !refused.status.success(),
+        "a certificate of another CA is refused"
+    );
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("certificate") || stderr.contains("tls"),
+        "the TLS handshake fails: {stderr}"
+    );
+    sim.shutdown().await;
+    other.shutdown().await;
+}
+
+/// Creates what `objects` lists as the admin, each answered 201.
+async fn create(sim: &Sim, objects: &[(&str, Value)]) -> Vec<Value> {
+    let mut created = Vec::new();
+    for (path, object) in objects {
+        let (code, body) = json(sim, "POST", path, Some(sim.admin_token()), Some(object)).await;
+        assert_eq!(code, 201, "{path}: {body}");
+        created.push(body);
+    }
+    created
+}
+
+fn token_request(seconds: i64, bound: Option<Value>) -> Value {
+    let mut spec = json!({"expirationSeconds": seconds});
+    if let Some(bound) = bound {
+        spec["boundObjectRef"] = bound;
+    }
+    json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec})
+}
+
+const SA: &str = "/api/v1/namespaces/default/serviceaccounts";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn service_account_tokens_live_as_long_as_their_account_and_bound_pod() {
+    let sim = start(SimConfig::default()).await;
+    let admin = Some(sim.admin_token().to_string());
+    let admin = admin.as_deref();
+    let created = create(
+        &sim,
+        &[
+            (SA, json!({"metadata": {"name": "deployer"}})),
+            (
+                "/api/v1/namespaces/default/pods",
+                json!({"metadata": {"name": "runner"},
+                    "spec": {"containers": [{"name": "c", "image": "busybox"}]}}),
+            ),
+        ],
+    )
+    .await;
+    let account_uid = created[0]["metadata"]["uid"].as_str().unwrap().to_string();
+    let pod_uid = created[1]["metadata"]["uid"].as_str().unwrap().to_string();
+
+    let token_path = format!("{SA}/deployer/token");
+    let (code, issued) = json(
+        &sim,
+        "POST",
+        &token_path,
+        admin,
+        Some(&token_request(3600, None)),
+    )
+    .await;
+    assert_eq!(code, 201, "{issued}");
+    assert_eq!(issued["kind"], "TokenRequest");
+    assert_eq!(
+        issued["spec"]["audiences"],
+        json!(["https://kubernetes.default.svc.cluster.local"])
+    );
+    let token = issued["status"]["token"].as_str().unwrap().to_string();
+    assert_eq!(token.split('.').count(), 3, "a JWT: {token}");
+    assert!(
+        issued["status"]["expirationTimestamp"]
+            .as_str()
+            .unwrap()
+            .ends_with('Z')
+    );
+
+    let (code, user) = whoami(&sim, Some(&token)).await;
+    assert_eq!(code, 201);
+    assert_eq!(user["username"], "system:serviceaccount:default:deployer");
+    assert_eq!(user["uid"], account_uid.as_str());
+    assert_eq!(
+        user["groups"],
+        json!([
+            "system:serviceaccounts",
+            "system:serviceaccounts:default",
+            "system:authenticated"
+        ])
+    );
+    let credential = user["extra"]["authentication.kubernetes.io/credential-id"][0]
+        .as_str()
+        .unwrap();
+    assert!(credential.starts_with("JTI="), "{credential}");
+
+    let review = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+        "spec": {"token": token}});
+    let (code, reviewed) = json(&sim, "POST", REVIEW, admin, Some(&review)).await;
+    assert_eq!(code, 201);
+    assert_eq!(reviewed["status"]["authenticated"], true);
+    assert_eq!(reviewed["status"]["user"], user);
+    let elsewhere = json!({"spec": {"token": token, "audiences": ["vault"]}});
+    let (_, reviewed) = json(&sim, "POST", REVIEW, admin, Some(&elsewhere)).await;
+    assert_eq!(reviewed["status"]["authenticated"], Value::Null);
+    assert_eq!(
+        reviewed["status"]["error"],
+        "token audiences is invalid for the target audiences"
+    );
+
+    let (code, short) = json(
+        &sim,
+        "POST",
+        &token_path,
+        admin,
+        Some(&token_request(60, None)),
+    )
+    .await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        short["message"],
+        "TokenRequest.authentication.k8s.io \"deployer\" is invalid: spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes"
+    );
+    let (code, missing) = json(
+        &sim,
+        "POST",
+        &format!("{SA}/nobody/token"),
+        admin,
+        Some(&token_request(3600, None)),
+    )
+    .await;
+    assert_eq!(
+        (code, missing["message"].as_str()),
+        (404, Some("serviceaccounts \"nobody\" not found"))
+    );
+
+    let bound = json!({"kind": "Pod", "apiVersion": "v1", "name": "runner", "uid": pod_uid});
+    let (_, issued) = json(
+        &sim,
+        "POST",
+        &token_path,
+        admin,
+        Some(&token_request(3600, Some(bound))),
+    )
+    .await;
+    let pod_token = issued["status"]["token"].as_str().unwrap().to_string();
+    let (code, user) = whoami(&sim, Some(&pod_token)).await;
+    assert_eq!(code, 201);
+    assert_eq!(
+        user["extra"]["authentication.kubernetes.io/pod-name"],
+        json!(["runner"])
+    );
+    let wrong = json!({"kind": "Pod", "apiVersion": "v1", "name": "runner", "uid": "not-its-uid"});
+    let (code, _) = json(
+        &sim,
+        "POST",
+        &token_path,
+        admin,
+        Some(&token_request(3600, Some(wrong))),
+    )
+    .await;
+    assert_eq!(
+        code, 409,
+        "a bound object reference must name the live object's UID"
+    );
+
+    let pod = "/api/v1/namespaces/default/pods/runner?gracePeriodSeconds=0";
+    let (code, _) = json(&sim, "DELETE", pod, admin, None).await;
+    assert_eq!(code, 200);
+    assert_eq!(
+        whoami(&sim, Some(&pod_token)).await.0,
+        401,
+        "the bound Pod is gone"
+    );
+    assert_eq!(
+        whoami(&sim, Some(&token)).await.0,
+        201,
+        "the unbound token still works"
+    );
+
+    let (code, _) = json(&sim, "DELETE", &format!("{SA}/deployer"), admin, None).await;
+    assert_eq!(code, 200);
+    assert_eq!(
+        whoami(&sim, Some(&token)).await.0,
+        401,
+        "its account is gone"
+    );
+    let (_, reviewed) = json(&sim, "POST", REVIEW, admin, Some(&review)).await;
+    assert_eq!(
+        reviewed["status"]["error"],
+        "serviceaccounts \"deployer\" not found"
+    );
+
+    create(&sim, &[(SA, json!({"metadata": {"name": "deployer"}}))]).await;
+    assert_eq!(
+        whoami(&sim, Some(&token)).await.0,
+        401,
+        "an account of the same name made again is another account"
+    );
+    sim.shutdown().await;
+}
