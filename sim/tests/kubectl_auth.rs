@@ -1,7 +1,8 @@
-//! The authorization review APIs through real `kubectl`: reviews created from manifests (sent as
-//! JSON) and answered with their `status`, `auth can-i` (sent as protobuf) and the discovery of
-//! the review kinds. The server does not authenticate yet: every HTTP request is the trusted
-//! caller, whom the reviews answer as a `system:masters` member.
+//! RBAC through real `kubectl`: a user with a limited token is refused in the API server's
+//! words, an escalating binding is refused, anonymous requests see health and version only;
+//! reviews created from manifests (sent as JSON) carry their answer; `auth can-i` (sent as
+//! protobuf); the discovery of the review kinds. The default kubeconfig is the admin's
+//! (`krt-sim-admin` in `system:masters`).
 
 #[allow(
     dead_code,
@@ -9,8 +10,123 @@
 )]
 mod common;
 
-use common::Kubectl;
+use common::{Kubectl, path};
+use krt_sim::api::UserInfo;
+use krt_sim::{Credential, Sim, SimConfig, StaticToken};
 use serde_json::json;
+
+const TEAM: &str = "apiVersion: v1
+kind: Namespace
+metadata: {name: team-a}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: deployer, namespace: team-a}
+rules:
+- apiGroups: [\"\"]
+  resources: [configmaps]
+  verbs: [get, list, create]
+- apiGroups: [rbac.authorization.k8s.io]
+  resources: [rolebindings]
+  verbs: [get, create]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: jane, namespace: team-a}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: deployer}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: jane}
+";
+
+const ESCALATING: &str = "apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: jane-admin, namespace: team-a}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: jane}
+";
+
+fn stderr(out: &std::process::Output) -> String {
+    assert!(
+        !out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).trim().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_with_a_limited_token_is_held_to_its_bindings() {
+    let jane = StaticToken {
+        token: "jane-token".into(),
+        user: UserInfo::new("jane", &[]),
+    };
+    let sim = Sim::start_with(SimConfig {
+        users: vec![jane],
+        ..SimConfig::default()
+    })
+    .await
+    .expect("sim starts");
+    let k = Kubectl::new(&sim);
+    let team = k.file("team.yaml", TEAM);
+    k.ok(&["apply", "-f", path(&team)]);
+    let as_jane = k.file(
+        "jane.kubeconfig",
+        &sim.kubeconfig_yaml_as("jane", &Credential::Token("jane-token".into())),
+    );
+    let jane = |args: &[&str]| {
+        let mut all = vec!["--kubeconfig", path(&as_jane)];
+        all.extend_from_slice(args);
+        k.run(&all)
+    };
+    let settings = k.file(
+        "settings.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: team-a}\ndata: {k: v}\n",
+    );
+    let made = jane(&["apply", "-f", path(&settings)]);
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let listed = jane(&["get", "configmaps", "-n", "team-a", "-o", "name"]);
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("configmap/settings"));
+    assert_eq!(
+        stderr(&jane(&["get", "configmaps", "-n", "default"])),
+        r#"Error from server (Forbidden): configmaps is forbidden: User "jane" cannot list resource "configmaps" in API group "" in the namespace "default""#
+    );
+    assert_eq!(
+        stderr(&jane(&["delete", "configmap", "settings", "-n", "team-a"])),
+        r#"Error from server (Forbidden): configmaps "settings" is forbidden: User "jane" cannot delete resource "configmaps" in API group "" in the namespace "team-a""#
+    );
+    assert_eq!(
+        stderr(&jane(&["get", "nodes"])),
+        r#"Error from server (Forbidden): nodes is forbidden: User "jane" cannot list resource "nodes" in API group "" at the cluster scope"#
+    );
+    // Jane may create bindings in team-a, but not one granting more than she holds.
+    let escalating = k.file("escalating.yaml", ESCALATING);
+    let refused = stderr(&jane(&["create", "-f", path(&escalating)]));
+    assert!(
+        refused.contains(r#"rolebindings.rbac.authorization.k8s.io "jane-admin" is forbidden: user "jane" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:"#),
+        "{refused}"
+    );
+    assert!(
+        refused.contains(r#"{APIGroups:["*"], Resources:["*"], Verbs:["*"]}"#),
+        "{refused}"
+    );
+    // Anonymous requests: version and health, nothing else.
+    let anonymous = k.file(
+        "anonymous.kubeconfig",
+        &sim.kubeconfig_yaml_as("anonymous", &Credential::None),
+    );
+    let raw = |p: &str| k.run(&["--kubeconfig", path(&anonymous), "get", "--raw", p]);
+    assert!(raw("/version").status.success());
+    assert_eq!(
+        stderr(&raw("/apis")),
+        r#"Error from server (Forbidden): forbidden: User "system:anonymous" cannot get path "/apis""#
+    );
+    sim.shutdown().await;
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reviews_created_with_kubectl_carry_their_answer() {
