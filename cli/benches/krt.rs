@@ -95,10 +95,12 @@ struct Bench {
 }
 
 /// A simulator with a kubeconfig and a client for it, keeping 100,000
-/// events so that every watch can resume.
+/// events so that every watch can resume, over HTTPS as a real API server
+/// (and as kubectl needs to send its credentials).
 async fn start_cluster() -> SimCluster {
     SimCluster::start_with(SimConfig {
         history_limit: 100_000,
+        tls: true,
         ..SimConfig::default()
     })
     .await

@@ -28,6 +28,7 @@ fn create(address: &str, client: usize, i: usize) -> (Request<Full<Bytes>>, u16)
         format!(r#"{{"metadata": {{"name": "bench-{client}-{i}"}}, "data": {{"i": "{i}"}}}}"#);
     let request = Request::post(CONFIGMAPS)
         .header("host", address)
+        .header("authorization", BEARER)
         .header("content-type", "application/json")
         .body(Full::new(Bytes::from(body)))
         .expect("request");
@@ -37,6 +38,7 @@ fn create(address: &str, client: usize, i: usize) -> (Request<Full<Bytes>>, u16)
 fn get(address: &str, client: usize, i: usize) -> (Request<Full<Bytes>>, u16) {
     let request = Request::get(format!("{CONFIGMAPS}/bench-{client}-{i}"))
         .header("host", address)
+        .header("authorization", BEARER)
         .body(Full::new(Bytes::new()))
         .expect("request");
     (request, 200)
@@ -50,6 +52,7 @@ fn apply(address: &str, client: usize, i: usize) -> (Request<Full<Bytes>>, u16) 
     );
     let request = Request::patch(format!("{CONFIGMAPS}/{name}?fieldManager=bench&force=true"))
         .header("host", address)
+        .header("authorization", BEARER)
         .header("content-type", "application/apply-patch+yaml")
         .body(Full::new(Bytes::from(body)))
         .expect("request");
@@ -93,9 +96,20 @@ fn address_of(sim: &krt_sim::Sim) -> String {
     sim.url().trim_start_matches("http://").to_string()
 }
 
+/// The admin token the benchmark's simulators accept.
+const TOKEN: &str = "bench";
+/// `Authorization` with [`TOKEN`].
+const BEARER: &str = "Bearer bench";
+
 /// A simulator already holding `count` ConfigMaps (created in-process).
 async fn simulator_with(count: usize) -> krt_sim::Sim {
-    let sim = krt_sim::Sim::start().await.expect("simulator starts");
+    let config = krt_sim::SimConfig {
+        token: Some(TOKEN.into()),
+        ..krt_sim::SimConfig::default()
+    };
+    let sim = krt_sim::Sim::start_with(config)
+        .await
+        .expect("simulator starts");
     for i in 0..count {
         let body =
             format!(r#"{{"metadata": {{"name": "preloaded-{i}"}}, "data": {{"i": "{i}"}}}}"#);

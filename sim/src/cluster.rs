@@ -21,7 +21,8 @@ pub struct Cluster {
 
 impl Cluster {
     /// A cluster with the namespaces every cluster starts with (`default`, `kube-system`,
-    /// `kube-public`, `kube-node-lease`) and a default StorageClass, keeping the last `history_limit` events for watches.
+    /// `kube-public`, `kube-node-lease`, each with its `default` ServiceAccount) and a default
+    /// StorageClass, keeping the last `history_limit` events for watches.
     pub fn new(history_limit: usize) -> Self {
         let cluster = Self::empty(history_limit, "127.0.0.1");
         cluster.seed();
@@ -56,6 +57,16 @@ impl Cluster {
         controllers::reconcile(&mut self.store.lock());
     }
 
+    /// Sets the CA certificate (PEM) that signs the server's certificate: the root CA publisher
+    /// publishes it as `ca.crt` of a `kube-root-ca.crt` ConfigMap in every namespace (until one
+    /// is set, no namespace has that ConfigMap), starting now. The HTTP server is to set the CA
+    /// of its certificate; an in-process caller may set one too.
+    pub fn set_root_ca(&self, pem: String) {
+        let mut state = self.store.lock();
+        state.set_root_ca(pem);
+        controllers::publish_root_ca(&mut state);
+    }
+
     /// Forgets the event history: watches from any earlier resourceVersion get 410 Gone.
     pub fn expire_resource_versions(&self) {
         self.store.lock().compact();
@@ -72,9 +83,10 @@ impl Cluster {
         self.store.lock().set_observer(Box::new(observer));
     }
 
-    /// Creates the namespaces every cluster starts with, the default StorageClass `standard`
-    /// (as kind's), whose claims the volume controller provisions at once, and the default
-    /// RBAC roles and bindings (the aggregated `admin`, `edit` and `view` filled in).
+    /// Creates the namespaces every cluster starts with (each with its `default`
+    /// ServiceAccount), the default StorageClass `standard` (as kind's), whose claims the
+    /// volume controller provisions at once, and the default RBAC roles and bindings (the
+    /// aggregated `admin`, `edit` and `view` filled in).
     pub(crate) fn seed(&self) {
         let mut state = self.store.lock();
         crate::rbac::bootstrap::seed(&mut state);
@@ -107,6 +119,7 @@ impl Cluster {
                     "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}),
             );
         }
+        controllers::namespace_defaults(&mut state);
     }
 }
 

@@ -34,6 +34,7 @@ mod crd;
 mod decode;
 mod defaults;
 mod discovery;
+mod events;
 mod guest_cluster;
 mod kinds;
 mod lifecycle;

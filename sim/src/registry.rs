@@ -42,6 +42,9 @@ pub struct ResourceType {
     pub generation: bool,
     /// Whether the object is a custom resource (JSON merge only, atomic lists).
     pub custom: bool,
+    /// A custom resource version's `additionalPrinterColumns` as its CRD declares them (empty
+    /// for built-in kinds, whose columns are [`crate::table`]'s).
+    pub printer_columns: Vec<Value>,
 }
 
 impl ResourceType {
@@ -245,6 +248,7 @@ fn resource_type(b: &Builtin) -> ResourceType {
             && has(json!({"spec": {"replicas": 1, "selector": {}}, "status": {"replicas": 1}})),
         generation: facts.generation.unwrap_or(has_spec),
         custom: false,
+        printer_columns: Vec::new(),
     }
 }
 
@@ -305,6 +309,10 @@ pub fn from_crd(crd: &Value) -> Vec<ResourceType> {
             scale_subresource: v["subresources"]["scale"].is_object(),
             generation: true,
             custom: true,
+            printer_columns: v["additionalPrinterColumns"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default(),
         })
         .collect()
 }

@@ -433,9 +433,83 @@ impl Selector {
         self.matches_with(|k| labels.get(k).and_then(Value::as_str).map(str::to_string))
     }
 
-    /// Matches `object`'s fields by dotted path (`metadata.name`, `status.phase`).
-    pub fn matches_fields(&self, object: &Value) -> bool {
-        self.matches_with(|path| {
+    /// Matches `object`'s fields as `labels` reads them.
+    fn matches_fields_of(&self, labels: FieldLabels, object: &Value) -> bool {
+        self.matches_with(|label| labels.value(object, label))
+    }
+
+    /// Checks every key against the field labels `labels` supports.
+    ///
+    /// # Errors
+    /// 400 BadRequest `field label not supported: <key>`, as the kind's field label conversion
+    /// answers.
+    fn check_field_labels(&self, labels: FieldLabels) -> Result<(), ApiError> {
+        let Some(supported) = labels.supported() else {
+            return Ok(());
+        };
+        for requirement in &self.0 {
+            let (Requirement::Equals(key, _) | Requirement::NotEquals(key, _)) = requirement else {
+                continue;
+            };
+            if !supported.contains(&key.as_str()) {
+                return Err(ApiError::bad_request(format!(
+                    "field label not supported: {key}"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The fields a kind's objects can be selected by (its registry's `GetAttrs`) and how each is
+/// read off an object.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FieldLabels {
+    /// Any dotted path of the object (kinds whose field labels the simulator does not restrict).
+    #[default]
+    Paths,
+    /// An Event's (`pkg/registry/core/event`'s `ToSelectableFields`, the same for
+    /// `events.k8s.io`): [`EVENT_FIELD_LABELS`], an unset one reading as empty.
+    Event,
+}
+
+/// The field labels Events are selectable by, in `v1` and `events.k8s.io/v1` alike.
+pub const EVENT_FIELD_LABELS: &[&str] = &[
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
+    "metadata.namespace",
+    "metadata.name",
+];
+
+impl FieldLabels {
+    /// The field labels of `group`/`kind`.
+    pub fn of(group: &str, kind: &str) -> Self {
+        match (group, kind) {
+            ("" | "events.k8s.io", "Event") => Self::Event,
+            _ => Self::Paths,
+        }
+    }
+
+    /// The labels a selector may use, `None` when any path is allowed.
+    fn supported(self) -> Option<&'static [&'static str]> {
+        match self {
+            Self::Paths => None,
+            Self::Event => Some(EVENT_FIELD_LABELS),
+        }
+    }
+
+    /// The value of field label `label` of `object` (a stored, core-shaped object).
+    fn value(self, object: &Value, label: &str) -> Option<String> {
+        let at = |path: &str| {
             let v = path
                 .split('.')
                 .try_fold(object, |node, part| node.get(part))?;
@@ -444,7 +518,17 @@ impl Selector {
                 Value::Null => None,
                 other => Some(other.to_string()),
             }
-        })
+        };
+        match self {
+            Self::Paths => at(label),
+            Self::Event => Some(match label {
+                "source" => at("source.component")
+                    .filter(|c| !c.is_empty())
+                    .or_else(|| at("reportingComponent"))
+                    .unwrap_or_default(),
+                label => at(label).unwrap_or_default(),
+            }),
+        }
     }
 }
 
@@ -491,12 +575,29 @@ pub struct Filter {
     pub labels: Selector,
     /// `fieldSelector`.
     pub fields: Selector,
+    /// How the field selector reads the selected kind's fields.
+    pub field_labels: FieldLabels,
 }
 
 impl Filter {
+    /// The filter of a `labelSelector` and a `fieldSelector` on a kind with `field_labels`.
+    ///
+    /// # Errors
+    /// 400 BadRequest for a malformed selector or a field label the kind does not support.
+    pub fn parse(labels: &str, fields: &str, field_labels: FieldLabels) -> Result<Self, ApiError> {
+        let fields = Selector::parse_fields(fields)?;
+        fields.check_field_labels(field_labels)?;
+        Ok(Self {
+            labels: Selector::parse_labels(labels)?,
+            fields,
+            field_labels,
+        })
+    }
+
     /// Whether `object` passes both selectors.
     pub fn matches(&self, object: &Value) -> bool {
-        self.labels.matches_labels(object) && self.fields.matches_fields(object)
+        self.labels.matches_labels(object)
+            && self.fields.matches_fields_of(self.field_labels, object)
     }
 }
 
@@ -564,7 +665,11 @@ mod tests {
     fn field_selectors() {
         let obj =
             json!({"metadata": {"name": "a,b", "namespace": "ns"}, "status": {"phase": "Running"}});
-        let sel = |s: &str| Selector::parse_fields(s).unwrap().matches_fields(&obj);
+        let sel = |s: &str| {
+            Selector::parse_fields(s)
+                .unwrap()
+                .matches_fields_of(FieldLabels::Paths, &obj)
+        };
         assert!(sel("metadata.name=a\\,b,metadata.namespace==ns"));
         assert!(!sel("metadata.name!=a\\,b"));
         assert!(sel("status.phase=Running"));
@@ -573,6 +678,28 @@ mod tests {
             err.message,
             "invalid selector: 'status.phase'; can't understand 'status.phase'"
         );
+    }
+
+    #[test]
+    fn event_field_labels_are_checked_and_read_as_kube_reads_them() {
+        let event = json!({"metadata": {"name": "e", "namespace": "d"}, "reason": "Scheduled",
+            "involvedObject": {"kind": "Pod", "name": "p"}, "source": {},
+            "reportingComponent": "default-scheduler"});
+        let select = |s: &str| {
+            Filter::parse("", s, FieldLabels::of("", "Event"))
+                .unwrap()
+                .matches(&event)
+        };
+        assert!(select("source=default-scheduler,involvedObject.kind=Pod"));
+        assert!(select("reportingComponent=default-scheduler,type="));
+        assert!(!select("reason!=Scheduled"));
+        let err =
+            Filter::parse("", "spec.x=1", FieldLabels::of("events.k8s.io", "Event")).unwrap_err();
+        assert_eq!(
+            (err.code, err.message.as_str()),
+            (400, "field label not supported: spec.x")
+        );
+        assert!(Filter::parse("", "spec.x=1", FieldLabels::of("", "Pod")).is_ok());
     }
 
     #[test]

@@ -55,6 +55,8 @@ pub struct State {
     index: index::Index,
     /// The resourceVersion each controller last ran at, by controller name.
     cursors: HashMap<&'static str, u64>,
+    /// The cluster CA certificate (PEM) published in every namespace's `kube-root-ca.crt`.
+    root_ca: Option<String>,
 }
 
 /// Called with the new resourceVersion after every committed change (under the store lock, so
@@ -81,6 +83,7 @@ impl Store {
                 observer: None,
                 index: index::Index::default(),
                 cursors: HashMap::new(),
+                root_ca: None,
             }),
         }
     }
@@ -310,6 +313,16 @@ impl State {
         resources
             .iter()
             .any(|(group, resource)| self.index.changed_since(group, resource, seen))
+    }
+
+    /// The cluster CA certificate (PEM) the root CA publisher publishes, once one is set.
+    pub fn root_ca(&self) -> Option<&str> {
+        self.root_ca.as_deref()
+    }
+
+    /// Sets the cluster CA certificate (PEM) the root CA publisher publishes.
+    pub fn set_root_ca(&mut self, pem: String) {
+        self.root_ca = Some(pem);
     }
 
     /// Forgets the whole event history: every older resourceVersion now gets 410 Gone.

@@ -1,11 +1,13 @@
 //! Server-side table output (`Accept: application/json;as=Table;g=meta.k8s.io;v=v1`), so
 //! `kubectl get` prints the columns kube-apiserver's printers do for the common kinds (and
-//! NAME/AGE for the rest, as it does for custom resources without printer columns).
+//! NAME/AGE for the rest), and a custom resource's the columns its CRD declares
+//! (`additionalPrinterColumns`, evaluated as apiextensions-apiserver's table convertor does).
 
+use jsonpath_rust::JsonPath;
 use serde_json::{Value, json};
 
 use crate::registry::ResourceType;
-use crate::{meta, selectors};
+use crate::{events, meta, selectors};
 
 /// Whether an `Accept` header asks for a Table.
 pub fn wanted(accept: &str) -> bool {
@@ -15,21 +17,48 @@ pub fn wanted(accept: &str) -> bool {
     })
 }
 
-/// `1d`, `3h`, `5m`, `42s`: kubectl's short durations.
-fn age(object: &Value) -> String {
-    let Some(created) = object["metadata"]["creationTimestamp"]
-        .as_str()
-        .and_then(meta::parse_rfc3339)
-    else {
+/// How long ago `timestamp` (RFC 3339) was, as apimachinery's `duration.HumanDuration` prints
+/// it (`42s`, `3m20s`, `5h`, `2d3h`, `1y10d`); `<unknown>` when unset, `<invalid>` when
+/// malformed or in the future.
+fn since(timestamp: &Value) -> String {
+    let Some(text) = timestamp.as_str() else {
         return "<unknown>".into();
     };
-    let secs = (meta::now_secs() - created).max(0);
+    let Some(then) = meta::parse_rfc3339(text) else {
+        return "<invalid>".into();
+    };
+    human_duration(meta::now_secs() - then)
+}
+
+/// apimachinery's `duration.HumanDuration` of `secs` seconds.
+fn human_duration(secs: i64) -> String {
+    let with = |major: i64, unit: &str, minor: i64, minor_unit: &str| {
+        if minor == 0 {
+            format!("{major}{unit}")
+        } else {
+            format!("{major}{unit}{minor}{minor_unit}")
+        }
+    };
+    let (minutes, hours) = (secs / 60, secs / 3_600);
+    let days = hours / 24;
     match secs {
+        s if s < -1 => "<invalid>".into(),
+        s if s < 0 => "0s".into(),
         s if s < 120 => format!("{s}s"),
-        s if s < 7_200 => format!("{}m", s / 60),
-        s if s < 172_800 => format!("{}h", s / 3_600),
-        s => format!("{}d", s / 86_400),
+        _ if minutes < 10 => with(minutes, "m", secs % 60, "s"),
+        _ if minutes < 180 => format!("{minutes}m"),
+        _ if hours < 8 => with(hours, "h", minutes % 60, "m"),
+        _ if hours < 48 => format!("{hours}h"),
+        _ if hours < 24 * 8 => with(days, "d", hours % 24, "h"),
+        _ if hours < 24 * 365 * 2 => format!("{days}d"),
+        _ if hours < 24 * 365 * 8 => with(days / 365, "y", days % 365, "d"),
+        _ => format!("{}y", days / 365),
     }
+}
+
+/// An object's age, as the `Age` column shows it.
+fn age(object: &Value) -> String {
+    since(&object["metadata"]["creationTimestamp"])
 }
 
 fn int(v: &Value) -> i64 {
@@ -281,8 +310,79 @@ fn row(kind: &str, object: &Value) -> Value {
     } else {
         json!(age(object))
     });
+    table_row(row_cells, object)
+}
+
+/// What the Name column says of itself (`ObjectMeta.name`'s description).
+const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
+
+/// What the Age column says of itself (`ObjectMeta.creationTimestamp`'s description).
+const CREATED_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+
+fn name_column() -> Value {
+    json!({"name": "Name", "type": "string", "format": "name", "description": NAME_DESCRIPTION, "priority": 0})
+}
+
+/// The printer columns a custom resource version is tabled by: its CRD's
+/// `additionalPrinterColumns`, or (as apiextensions-apiserver serves a version declaring none)
+/// one `Age` column of `.metadata.creationTimestamp`.
+fn custom_columns(rt: &ResourceType) -> Vec<Value> {
+    if rt.printer_columns.is_empty() {
+        vec![
+            json!({"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp",
+            "description": CREATED_DESCRIPTION}),
+        ]
+    } else {
+        rt.printer_columns.clone()
+    }
+}
+
+/// A printer column's definition in the Table (`jsonPath` becomes the description when the
+/// column has none, as apiextensions-apiserver's table convertor words it).
+fn custom_definition(column: &Value) -> Value {
+    let path = column["jsonPath"].as_str().unwrap_or_default();
+    let description = column["description"]
+        .as_str()
+        .filter(|d| !d.is_empty())
+        .map_or_else(
+            || format!("Custom resource definition column (in JSONPath format): {path}"),
+            str::to_string,
+        );
+    json!({"name": column["name"], "type": column["type"],
+        "format": column["format"].as_str().unwrap_or_default(),
+        "description": description, "priority": column["priority"].as_i64().unwrap_or(0)})
+}
+
+/// The cell of one printer column for `object`: the first value its JSONPath selects (kube's
+/// `util/jsonpath` with missing keys allowed), shaped by the column's type; `null` (kubectl's
+/// empty cell) when nothing is selected or the value is not of the type.
+fn custom_cell(column: &Value, object: &Value) -> Value {
+    let path = format!("${}", column["jsonPath"].as_str().unwrap_or_default());
+    let Some(value) = object
+        .query(&path)
+        .ok()
+        .and_then(|found| found.first().copied())
+    else {
+        return Value::Null;
+    };
+    match (column["type"].as_str().unwrap_or_default(), value) {
+        ("string", Value::String(s)) => json!(s),
+        ("string", Value::Null) => Value::Null,
+        ("string", other) => json!(other.to_string()),
+        ("integer", Value::Number(n)) => n
+            .as_i64()
+            .map_or_else(|| json!(n.as_f64().map(|f| f.trunc() as i64)), |i| json!(i)),
+        ("number", Value::Number(n)) => json!(n.as_f64()),
+        ("boolean", Value::Bool(b)) => json!(b),
+        ("date", Value::String(_)) => json!(since(value)),
+        _ => Value::Null,
+    }
+}
+
+/// The Table row of `object`: its cells and its metadata as a `PartialObjectMetadata`.
+fn table_row(cells: Vec<Value>, object: &Value) -> Value {
     json!({
-        "cells": row_cells,
+        "cells": cells,
         "object": {
             "kind": "PartialObjectMetadata",
             "apiVersion": "meta.k8s.io/v1",
@@ -291,32 +391,177 @@ fn row(kind: &str, object: &Value) -> Value {
     })
 }
 
-/// `body` (one object or a list) as a `meta.k8s.io/v1` Table.
-pub fn convert(rt: &ResourceType, body: &Value) -> Value {
-    // Custom resources are tabled by name and age, whatever their kind is called.
-    let kind = if rt.custom { "" } else { rt.kind.as_str() };
-    let mut definitions = vec![json!({"name": "Name", "type": "string", "format": "name",
-        "description": "Name must be unique within a namespace.", "priority": 0})];
-    definitions.extend(columns(kind).iter().map(
-        |(name, ty)| json!({"name": name, "type": ty, "format": "", "description": name, "priority": 0}),
-    ));
-    let (last, format) = if created_at(kind) {
-        ("Created At", "date")
+/// The Event printer's columns (kube-apiserver's `printEvent`): name, type, priority,
+/// description.
+const EVENT_COLUMNS: &[(&str, &str, u8, &str)] = &[
+    (
+        "Last Seen",
+        "",
+        0,
+        "The time at which the most recent occurrence of this event was recorded.",
+    ),
+    (
+        "Type",
+        "",
+        0,
+        "Type of this event (Normal, Warning), new types could be added in the future",
+    ),
+    (
+        "Reason",
+        "",
+        0,
+        "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",
+    ),
+    ("Object", "", 0, "The object that this event is about."),
+    (
+        "Subobject",
+        "",
+        1,
+        "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2].",
+    ),
+    (
+        "Source",
+        "",
+        1,
+        "The component reporting this event. Should be a short machine understandable string.",
+    ),
+    (
+        "Message",
+        "",
+        0,
+        "A human-readable description of the status of this operation.",
+    ),
+    (
+        "First Seen",
+        "",
+        1,
+        "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)",
+    ),
+    (
+        "Count",
+        "",
+        1,
+        "The number of times this event has occurred.",
+    ),
+    ("Name", "name", 1, NAME_DESCRIPTION),
+];
+
+/// An Event's cells, as kube-apiserver's `printEvent` fills them (wide: every column); an
+/// `events.k8s.io` Event is printed as the core Event it converts to.
+fn event_cells(object: &Value) -> Vec<Value> {
+    let core;
+    let e = if object["apiVersion"] == "events.k8s.io/v1" {
+        core = events::convert::to_core(object);
+        &core
     } else {
-        ("Age", "")
+        object
     };
-    definitions.push(json!({"name": last, "type": "string", "format": format,
-        "description": "CreationTimestamp is a timestamp representing the server time when this object was created.",
-        "priority": 0}));
-    let (rows, metadata) = match body["items"].as_array() {
-        Some(items) => (
-            items.iter().map(|o| row(kind, o)).collect(),
-            body["metadata"].clone(),
-        ),
-        None => (
-            vec![row(kind, body)],
-            json!({"resourceVersion": body["metadata"]["resourceVersion"]}),
-        ),
+    let first = if e["firstTimestamp"].is_string() {
+        since(&e["firstTimestamp"])
+    } else {
+        since(&e["eventTime"])
+    };
+    let (mut last, mut count) = (
+        if e["lastTimestamp"].is_string() {
+            since(&e["lastTimestamp"])
+        } else {
+            first.clone()
+        },
+        e["count"].as_i64().unwrap_or(0),
+    );
+    if e["series"].is_object() {
+        last = since(&e["series"]["lastObservedTime"]);
+        count = e["series"]["count"].as_i64().unwrap_or(0);
+    } else if count == 0 {
+        count = 1;
+    }
+    let involved = &e["involvedObject"];
+    let kind = text(&involved["kind"], "").to_lowercase();
+    let target = match involved["name"].as_str().filter(|n| !n.is_empty()) {
+        Some(name) => format!("{kind}/{name}"),
+        None => kind,
+    };
+    let non_empty = |a: &Value, b: &Value| {
+        a.as_str()
+            .filter(|s| !s.is_empty())
+            .or_else(|| b.as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let component = non_empty(&e["source"]["component"], &e["reportingComponent"]);
+    let instance = non_empty(&e["source"]["host"], &e["reportingInstance"]);
+    let source = if instance.is_empty() {
+        component
+    } else {
+        format!("{component}, {instance}")
+    };
+    vec![
+        json!(last),
+        e["type"].clone(),
+        e["reason"].clone(),
+        json!(target),
+        json!(text(&involved["fieldPath"], "")),
+        json!(source),
+        json!(text(&e["message"], "").trim()),
+        json!(first),
+        json!(count),
+        e["metadata"]["name"].clone(),
+    ]
+}
+
+/// `body` (one object or a list) as a `meta.k8s.io/v1` Table: a custom resource by its CRD's
+/// printer columns, a built-in kind by kube-apiserver's printer for it.
+pub fn convert(rt: &ResourceType, body: &Value) -> Value {
+    let objects: Vec<&Value> = match body["items"].as_array() {
+        Some(items) => items.iter().collect(),
+        None => vec![body],
+    };
+    let (definitions, rows): (Vec<Value>, Vec<Value>) = if rt.custom {
+        let columns = custom_columns(rt);
+        let mut definitions = vec![name_column()];
+        definitions.extend(columns.iter().map(custom_definition));
+        let rows = objects
+            .iter()
+            .map(|o| {
+                let mut cells = vec![o["metadata"]["name"].clone()];
+                cells.extend(columns.iter().map(|c| custom_cell(c, o)));
+                table_row(cells, o)
+            })
+            .collect();
+        (definitions, rows)
+    } else if rt.kind == "Event" {
+        let definitions = EVENT_COLUMNS
+            .iter()
+            .map(|(name, format, priority, description)| {
+                json!({"name": name, "type": "string", "format": format,
+                    "description": description, "priority": priority})
+            })
+            .collect();
+        let rows = objects
+            .iter()
+            .map(|o| table_row(event_cells(o), o))
+            .collect();
+        (definitions, rows)
+    } else {
+        let kind = rt.kind.as_str();
+        let mut definitions = vec![name_column()];
+        definitions.extend(columns(kind).iter().map(
+            |(name, ty)| json!({"name": name, "type": ty, "format": "", "description": name, "priority": 0}),
+        ));
+        let (last, format) = if created_at(kind) {
+            ("Created At", "date")
+        } else {
+            ("Age", "")
+        };
+        definitions.push(json!({"name": last, "type": "string", "format": format,
+            "description": CREATED_DESCRIPTION, "priority": 0}));
+        let rows = objects.iter().map(|o| row(kind, o)).collect();
+        (definitions, rows)
+    };
+    let metadata = if body["items"].is_array() {
+        body["metadata"].clone()
+    } else {
+        json!({"resourceVersion": body["metadata"]["resourceVersion"]})
     };
     json!({
         "kind": "Table",
@@ -394,5 +639,67 @@ mod tests {
             table["rows"][0]["cells"].as_array().unwrap()[1..4],
             [json!("1"), json!("N/A"), json!(2)]
         );
+    }
+
+    #[test]
+    fn custom_resources_show_their_printer_columns_or_age() {
+        let crd = json!({"spec": {"group": "example.com", "names": {"kind": "Widget", "plural": "widgets"},
+            "versions": [{"name": "v1", "served": true, "additionalPrinterColumns": [
+                {"name": "Ready", "type": "string", "jsonPath": ".status.conditions[?(@.type==\"Ready\")].status"},
+                {"name": "Size", "type": "integer", "jsonPath": ".spec.size", "priority": 1},
+                {"name": "Ratio", "type": "number", "jsonPath": ".spec.ratio"},
+                {"name": "On", "type": "boolean", "jsonPath": ".spec.on"},
+                {"name": "Since", "type": "date", "jsonPath": ".status.since"},
+                {"name": "Missing", "type": "string", "jsonPath": ".spec.nothing"}]},
+                {"name": "v2", "served": true}]}});
+        let types = registry::from_crd(&crd);
+        let widget = json!({"metadata": {"name": "w", "creationTimestamp": meta::now()},
+            "spec": {"size": 3.0, "ratio": 2, "on": true},
+            "status": {"since": "2000-01-01T00:00:00Z", "conditions": [
+                {"type": "Synced", "status": "False"}, {"type": "Ready", "status": "True"}]}});
+        let table = convert(&types[0], &widget);
+        let definitions = table["columnDefinitions"].as_array().unwrap();
+        assert_eq!(definitions.len(), 7);
+        assert_eq!(definitions[2]["priority"], 1);
+        assert_eq!(definitions[2]["type"], "integer");
+        assert_eq!(
+            definitions[1]["description"],
+            "Custom resource definition column (in JSONPath format): .status.conditions[?(@.type==\"Ready\")].status"
+        );
+        let cells = table["rows"][0]["cells"].as_array().unwrap();
+        assert_eq!(
+            cells[..5],
+            [json!("w"), json!("True"), json!(3), json!(2.0), json!(true)]
+        );
+        assert!(cells[5].as_str().unwrap().ends_with('y'), "{}", cells[5]);
+        assert_eq!(cells[6], Value::Null);
+        let table = convert(&types[1], &widget);
+        assert_eq!(table["columnDefinitions"][1]["name"], "Age");
+        assert_eq!(table["columnDefinitions"][1]["type"], "date");
+        assert_eq!(
+            table["rows"][0]["cells"][1]
+                .as_str()
+                .map(|a| a.ends_with('s')),
+            Some(true)
+        );
+    }
+
+    #[test]
+    fn ages_read_as_apimachinery_prints_durations() {
+        for (secs, text) in [
+            (-5, "<invalid>"),
+            (-1, "0s"),
+            (119, "119s"),
+            (200, "3m20s"),
+            (600, "10m"),
+            (3 * 3_600 + 60, "3h1m"),
+            (9 * 3_600, "9h"),
+            (50 * 3_600, "2d2h"),
+            (30 * 86_400, "30d"),
+            (800 * 86_400, "2y70d"),
+            (3_000 * 86_400, "8y"),
+        ] {
+            assert_eq!(human_duration(secs), text, "{secs}");
+        }
     }
 }

@@ -32,6 +32,8 @@ pub struct Watch {
     pending: VecDeque<Value>,
     bookmarks: bool,
     timeout_seconds: Option<u64>,
+    /// How each object is shown to the watcher (another API's view of the same storage).
+    present: fn(&Value) -> Value,
 }
 
 impl Watch {
@@ -73,6 +75,7 @@ impl Watch {
             timeout_seconds: params
                 .get("timeoutSeconds")
                 .and_then(|t| t.parse::<u64>().ok()),
+            present: Value::clone,
         };
         let state = store.lock();
         match requested {
@@ -113,10 +116,21 @@ impl Watch {
         Ok(out)
     }
 
+    /// This watch with every object it delivers shown through `present` (`events.k8s.io`
+    /// Events, watched on the core storage).
+    pub(crate) fn presented_as(mut self, present: fn(&Value) -> Value) -> Self {
+        self.present = present;
+        for event in &mut self.pending {
+            event["object"] = present(&event["object"]);
+        }
+        self
+    }
+
     /// A `BOOKMARK` event at the version this watch has seen up to.
     pub fn bookmark(&self) -> Value {
-        json!({"type": "BOOKMARK", "object": {"kind": self.rt.kind, "apiVersion": self.rt.api_version(),
-            "metadata": {"resourceVersion": self.rv.to_string()}}})
+        let object = json!({"kind": self.rt.kind, "apiVersion": self.rt.api_version(),
+            "metadata": {"resourceVersion": self.rv.to_string()}});
+        json!({"type": "BOOKMARK", "object": (self.present)(&object)})
     }
 
     /// Whether the client asked for bookmarks (`allowWatchBookmarks`).
@@ -157,7 +171,7 @@ impl Watch {
         if self.table {
             json!({"type": kind, "object": table::convert(&self.rt, object)})
         } else {
-            json!({"type": kind, "object": object})
+            json!({"type": kind, "object": (self.present)(object)})
         }
     }
 }

@@ -3,6 +3,12 @@
 
 use std::time::Duration;
 
+#[allow(
+    dead_code,
+    reason = "each test crate uses a part of the shared fixture"
+)]
+mod common;
+
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
@@ -29,6 +35,7 @@ async fn send(
         .uri(path)
         .header("host", addr)
         .header("content-type", content_type)
+        .header("authorization", format!("Bearer {}", sim.admin_token()))
         .body(Full::new(Bytes::from(body)))
         .expect("request");
     sender.send_request(req).await.expect("response")
@@ -532,26 +539,42 @@ async fn admin_endpoints_close_watches_and_expire_versions() {
 }
 
 #[tokio::test]
-async fn a_bearer_token_is_required_when_configured() {
+async fn a_request_without_the_token_is_anonymous_and_a_wrong_one_unauthorized() {
     let sim = krt_sim::Sim::start_with(krt_sim::SimConfig {
         token: Some("t0ken".into()),
         ..krt_sim::SimConfig::default()
     })
     .await
     .unwrap();
-    let (code, status) = call(&sim, "GET", CM, JSON, None).await;
+    let anonymous = |headers: &'static [(&'static str, &'static str)]| {
+        common::http::send(&sim, "GET", CM, headers, Vec::new())
+    };
+    let (code, _, body) = anonymous(&[]).await;
+    let status: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(code, 403);
+    assert_eq!(
+        status["message"],
+        "configmaps is forbidden: User \"system:anonymous\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\""
+    );
+    let (code, _, body) = anonymous(&[("authorization", "Bearer wrong")]).await;
+    let status: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(code, 401);
     assert_eq!(
         (status["kind"].as_str(), status["reason"].as_str()),
         (Some("Status"), Some("Unauthorized"))
     );
     assert_eq!(
-        send(&sim, "GET", "/healthz", JSON, String::new())
-            .await
-            .status()
-            .as_u16(),
-        200
+        call(&sim, "GET", CM, JSON, None).await.0,
+        200,
+        "the admin's token works"
     );
+    for open in ["/healthz", "/livez", "/readyz", "/version"] {
+        let (code, _, _) = common::http::send(&sim, "GET", open, &[], Vec::new()).await;
+        assert_eq!(
+            code, 200,
+            "{open} is public, as system:public-info-viewer makes it"
+        );
+    }
     assert!(sim.kubeconfig_yaml().contains("token: t0ken"));
 }
 

@@ -62,10 +62,14 @@ async fn tokens_name_their_users_and_a_wrong_one_is_unauthorized() {
         jane,
         json!({"username": "jane", "groups": ["dev", "qa", "system:authenticated"]})
     );
-    let (_, anonymous) = whoami(&sim, None).await;
+    let (code, anonymous) = json(&sim, "POST", WHOAMI, None, Some(&whoami_body())).await;
     assert_eq!(
-        anonymous,
-        json!({"username": "system:anonymous", "groups": ["system:unauthenticated"]})
+        code, 403,
+        "system:basic-user lets only authenticated users ask who they are"
+    );
+    assert_eq!(
+        anonymous["message"],
+        "selfsubjectreviews.authentication.k8s.io is forbidden: User \"system:anonymous\" cannot create resource \"selfsubjectreviews\" in API group \"authentication.k8s.io\" at the cluster scope"
     );
 
     let (code, status) = json(&sim, "POST", WHOAMI, Some("nope"), Some(&whoami_body())).await;
@@ -342,4 +346,168 @@ async fn service_account_tokens_live_as_long_as_their_account_and_bound_pod() {
         "an account of the same name made again is another account"
     );
     sim.shutdown().await;
+}
+
+/// The userInfo a SelfSubjectReview answers for `token` sending `headers`.
+async fn whoami_as(sim: &Sim, token: &str, headers: &[(&str, &str)]) -> (u16, Value) {
+    let bearer = format!("Bearer {token}");
+    let mut all = vec![
+        ("authorization", bearer.as_str()),
+        ("content-type", "application/json"),
+    ];
+    all.extend_from_slice(headers);
+    let body = whoami_body().to_string().into_bytes();
+    let (code, _, bytes) = common::http::send(sim, "POST", WHOAMI, &all, body).await;
+    let answer: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    match code {
+        201 => (code, answer["status"]["userInfo"].clone()),
+        _ => (code, answer),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn impersonation_needs_the_impersonate_verb_on_every_part() {
+    let jane = StaticToken {
+        token: "jane-token".into(),
+        user: UserInfo::new("jane", &["dev"]),
+    };
+    let sim = start(SimConfig {
+        users: vec![jane],
+        ..SimConfig::default()
+    })
+    .await;
+    let admin = sim.admin_token().to_string();
+
+    let (code, user) = whoami_as(
+        &sim,
+        &admin,
+        &[("impersonate-user", "system:serviceaccount:team-a:deployer")],
+    )
+    .await;
+    assert_eq!(code, 201, "{user}");
+    assert_eq!(
+        user,
+        json!({"username": "system:serviceaccount:team-a:deployer",
+            "groups": ["system:serviceaccounts", "system:serviceaccounts:team-a", "system:authenticated"]})
+    );
+    let (code, user) = whoami_as(
+        &sim,
+        &admin,
+        &[
+            ("impersonate-user", "bob"),
+            ("impersonate-group", "qa"),
+            ("impersonate-group", "ops"),
+            ("impersonate-uid", "1234"),
+            ("impersonate-extra-acme.com%2fproject", "rocket"),
+        ],
+    )
+    .await;
+    assert_eq!(code, 201, "{user}");
+    assert_eq!(
+        user,
+        json!({"username": "bob", "uid": "1234", "groups": ["qa", "ops", "system:authenticated"],
+            "extra": {"acme.com/project": ["rocket"]}})
+    );
+    let (code, status) = whoami_as(&sim, &admin, &[("impersonate-group", "qa")]).await;
+    assert_eq!(code, 400);
+    assert_eq!(
+        status["message"],
+        "requested [{Group  qa}] without impersonating a user"
+    );
+
+    let (code, status) = whoami_as(&sim, "jane-token", &[("impersonate-user", "bob")]).await;
+    assert_eq!(code, 403);
+    assert_eq!(
+        status["message"],
+        "users \"bob\" is forbidden: User \"jane\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope"
+    );
+
+    let grant = [
+        (
+            "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+            json!({"metadata": {"name": "impersonate-bob"},
+                "rules": [{"apiGroups": [""], "resources": ["users"], "verbs": ["impersonate"],
+                    "resourceNames": ["bob"]}]}),
+        ),
+        (
+            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+            json!({"metadata": {"name": "jane-impersonates-bob"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "impersonate-bob"},
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "jane"}]}),
+        ),
+    ];
+    create(&sim, &grant).await;
+    let (code, user) = whoami_as(&sim, "jane-token", &[("impersonate-user", "bob")]).await;
+    assert_eq!((code, &user["username"]), (201, &json!("bob")));
+    let (code, status) = whoami_as(
+        &sim,
+        "jane-token",
+        &[
+            ("impersonate-user", "bob"),
+            ("impersonate-group", "system:masters"),
+        ],
+    )
+    .await;
+    assert_eq!(code, 403, "the group needs its own grant");
+    assert_eq!(
+        status["message"],
+        "groups \"system:masters\" is forbidden: User \"jane\" cannot impersonate resource \"groups\" in API group \"\" at the cluster scope"
+    );
+    let (code, _) = whoami_as(&sim, "jane-token", &[("impersonate-user", "alice")]).await;
+    assert_eq!(code, 403, "resourceNames limit whom");
+
+    let secure = start(SimConfig {
+        tls: true,
+        users: vec![StaticToken {
+            token: "jane-token".into(),
+            user: UserInfo::new("jane", &["dev"]),
+        }],
+        ..SimConfig::default()
+    })
+    .await;
+    let k = Kubectl::new(&secure);
+    let manifests: Vec<String> = grant.iter().map(|(_, o)| o.to_string()).collect();
+    let kinds = ["ClusterRole", "ClusterRoleBinding"];
+    let stream: Vec<String> = manifests
+        .iter()
+        .zip(kinds)
+        .map(|(m, kind)| {
+            let mut object: Value = serde_json::from_str(m).unwrap();
+            object["apiVersion"] = json!("rbac.authorization.k8s.io/v1");
+            object["kind"] = json!(kind);
+            object.to_string()
+        })
+        .collect();
+    let grant_file = k.file("grant.yaml", &stream.join("\n---\n"));
+    k.ok(&["apply", "-f", path(&grant_file)]);
+    let config = k.file(
+        "jane.kubeconfig",
+        &secure.kubeconfig_yaml_as("jane", &Credential::Token("jane-token".into())),
+    );
+    let who = k.json(&[
+        "--kubeconfig",
+        path(&config),
+        "--as",
+        "bob",
+        "auth",
+        "whoami",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(who["status"]["userInfo"]["username"], "bob");
+    let refused = k.run(&[
+        "--kubeconfig",
+        path(&config),
+        "--as",
+        "carol",
+        "get",
+        "pods",
+    ]);
+    assert!(!refused.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr).trim(),
+        "Error from server (Forbidden): users \"carol\" is forbidden: User \"jane\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope"
+    );
+    sim.shutdown().await;
+    secure.shutdown().await;
 }

@@ -49,7 +49,7 @@ spec:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_side_apply_get_and_delete() {
-    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let sim = common::tls_sim().await;
     let k = Kubectl::new(&sim);
     let manifest = k.file("app.yaml", APP);
     let first = k.ok(&["apply", "-f", path(&manifest)]);
@@ -119,7 +119,7 @@ async fn client_side_apply_get_and_delete() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_side_apply_conflicts_between_managers_and_force() {
-    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let sim = common::tls_sim().await;
     let k = Kubectl::new(&sim);
     let cm = |value: &str| {
         format!(
@@ -197,7 +197,7 @@ async fn server_side_apply_conflicts_between_managers_and_force() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rollout_wait_diff_and_watch() {
-    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let sim = common::tls_sim().await;
     let k = Kubectl::new(&sim);
     let manifest = k.file("app.yaml", APP);
     k.ok(&["apply", "-f", path(&manifest)]);
@@ -251,7 +251,7 @@ async fn rollout_wait_diff_and_watch() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_waits_for_finalizers() {
-    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let sim = common::tls_sim().await;
     let k = Kubectl::new(&sim);
     let held = k.file(
         "held.yaml",
@@ -291,7 +291,7 @@ async fn delete_waits_for_finalizers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_side_apply_takes_over_from_client_side_apply() {
-    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let sim = common::tls_sim().await;
     let k = Kubectl::new(&sim);
     let manifest = k.file("app.yaml", APP);
     k.ok(&["apply", "-f", path(&manifest)]);
@@ -403,7 +403,7 @@ stringData:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_side_apply_stores_canonical_quantities_and_records_ownership() {
-    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let sim = common::tls_sim().await;
     let k = Kubectl::new(&sim);
     let manifest = k.file("sized.yaml", QUANTITIES);
     let out = k.ok(&["apply", "--server-side", "-f", path(&manifest)]);
@@ -595,7 +595,7 @@ webhooks:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rbac_policy_and_admission_kinds_apply_get_explain_and_delete() {
-    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let sim = common::tls_sim().await;
     let k = Kubectl::new(&sim);
     let manifest = k.file("policy.yaml", POLICY_KINDS);
     let applied = k.ok(&["apply", "--server-side", "-f", path(&manifest)]);
@@ -740,7 +740,7 @@ mutatingwebhookconfiguration.admissionregistration.k8s.io/inject serverside-appl
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_fields_follow_kubectls_validate_flag() {
-    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let sim = common::tls_sim().await;
     let k = Kubectl::new(&sim);
     let role = k.file(
         "role.yaml",
@@ -778,7 +778,7 @@ async fn unknown_fields_follow_kubectls_validate_flag() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn api_resources_lists_every_builtin_kind() {
     use std::collections::BTreeSet;
-    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let sim = common::tls_sim().await;
     let k = Kubectl::new(&sim);
     // kubectl names a resource once per group (at its preferred version), as `plural.group`.
     let name = |group: &str, plural: &str| {

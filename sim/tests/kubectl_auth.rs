@@ -63,6 +63,7 @@ async fn a_user_with_a_limited_token_is_held_to_its_bindings() {
     };
     let sim = Sim::start_with(SimConfig {
         users: vec![jane],
+        tls: true,
         ..SimConfig::default()
     })
     .await
@@ -130,7 +131,7 @@ async fn a_user_with_a_limited_token_is_held_to_its_bindings() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reviews_created_with_kubectl_carry_their_answer() {
-    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let sim = common::tls_sim().await;
     let k = Kubectl::new(&sim);
     let ssar = k.file(
         "ssar.yaml",
@@ -208,7 +209,7 @@ spec:
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "kubectl sends auth can-i's reviews as protobuf; passes once the server decodes protobuf request bodies"]
 async fn can_i_answers_through_self_subject_access_and_rules_reviews() {
-    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let sim = common::tls_sim().await;
     let k = Kubectl::new(&sim);
     assert_eq!(k.ok(&["auth", "can-i", "create", "pods"]).trim(), "yes");
     assert_eq!(k.ok(&["auth", "can-i", "get", "/apis"]).trim(), "yes");
@@ -229,7 +230,7 @@ async fn can_i_answers_through_self_subject_access_and_rules_reviews() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn api_resources_lists_the_review_kinds_create_only() {
-    let sim = krt_sim::Sim::start().await.expect("sim starts");
+    let sim = common::tls_sim().await;
     let k = Kubectl::new(&sim);
     for (group, kinds) in [
         (

@@ -41,6 +41,7 @@ async fn send(sim: &krt_sim::Sim, step: &Value) -> (u16, Value) {
         .method(step["method"].as_str().expect("method"))
         .uri(uri)
         .header("host", addr)
+        .header("authorization", format!("Bearer {}", sim.admin_token()))
         .header(
             "content-type",
             step["content_type"].as_str().unwrap_or("application/json"),

@@ -52,6 +52,7 @@ async fn send(sim: &krt_sim::Sim, step: &Value) -> Answer {
         .method(step["method"].as_str().unwrap_or("GET"))
         .uri(uri)
         .header("host", addr)
+        .header("authorization", format!("Bearer {}", sim.admin_token()))
         .body(Full::new(Bytes::from(body)))
         .expect("request");
     let headers = request.headers_mut();

@@ -24,6 +24,16 @@ impl SimCluster {
         Self::start_with(krt_sim::SimConfig::default()).await
     }
 
+    /// Starts a simulator serving HTTPS, for tests that run kubectl: client-go sends a
+    /// kubeconfig's credentials only to a TLS server.
+    pub async fn start_tls() -> SimCluster {
+        Self::start_with(krt_sim::SimConfig {
+            tls: true,
+            ..krt_sim::SimConfig::default()
+        })
+        .await
+    }
+
     /// Starts a simulator with `config`.
     pub async fn start_with(config: krt_sim::SimConfig) -> SimCluster {
         let sim = krt_sim::Sim::start_with(config)

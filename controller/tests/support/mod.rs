@@ -47,7 +47,7 @@ impl Harness {
             .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
             .with_test_writer()
             .try_init();
-        let cluster = SimCluster::start().await;
+        let cluster = SimCluster::start_tls().await;
         prepare(&cluster, &["team-a"]).await;
         let connected = connect(&ConnectOptions {
             choice: ClusterChoice::Kubeconfig,

@@ -23,9 +23,10 @@ struct Args {
     /// Milliseconds between simulated controller steps.
     #[arg(long, default_value_t = 20)]
     controller_interval_ms: u64,
-    /// Serve HTTPS (the CA is in the kubeconfig); clients may then also authenticate with
-    /// certificates the simulator's CA signed.
-    #[arg(long)]
+    /// Serve HTTPS (the CA is in the kubeconfig), where clients may also authenticate with
+    /// certificates the simulator's CA signed; `--tls=false` serves plain HTTP, over which
+    /// kubectl sends no credentials (every request is then `system:anonymous`).
+    #[arg(long, default_value_t = true, action = ArgAction::Set)]
     tls: bool,
     /// The admin's bearer token (default: a random one, written in the kubeconfig).
     #[arg(long)]

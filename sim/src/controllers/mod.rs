@@ -7,22 +7,28 @@
 pub(crate) mod aggregation;
 mod autoscaling;
 mod crd_cleanup;
+mod cronjobs;
 mod disruption;
 mod gc;
 mod infra;
+mod namespace_defaults;
 mod volumes;
 mod workloads;
 
 use crate::store::State;
+
+pub use namespace_defaults::{publish_root_ca, reconcile as namespace_defaults};
 
 /// One pass of every controller.
 pub fn reconcile(state: &mut State) {
     gc::reconcile(state);
     crd_cleanup::reconcile(state);
     workloads::reconcile(state);
+    cronjobs::reconcile(state);
     infra::reconcile(state);
     volumes::reconcile(state);
     disruption::reconcile(state);
     autoscaling::reconcile(state);
     aggregation::reconcile(state);
+    namespace_defaults::reconcile(state);
 }

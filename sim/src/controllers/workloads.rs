@@ -14,6 +14,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::{Value, json};
 
+use crate::events::{self, Type};
 use crate::store::{Key, State};
 use crate::{defaults, meta};
 
@@ -151,6 +152,37 @@ fn condition(kind: &str, status: bool, reason: &str, message: &str) -> Value {
         "lastTransitionTime": now, "lastUpdateTime": now})
 }
 
+/// Records the `SuccessfulCreate` or `SuccessfulDelete` Event of `owner`'s controller for its
+/// Pod `pod`, in that controller's words.
+fn report_pod(state: &mut State, owner: &Value, pod: &str, created: bool) {
+    let name = owner["metadata"]["name"].as_str().unwrap_or_default();
+    let (reporter, message) = match owner["kind"].as_str().unwrap_or_default() {
+        "StatefulSet" => (
+            events::STATEFULSET,
+            format!(
+                "{} Pod {pod} in StatefulSet {name} successful",
+                if created { "create" } else { "delete" }
+            ),
+        ),
+        kind => {
+            let reporter = match kind {
+                "DaemonSet" => events::DAEMONSET,
+                "Job" => events::JOB,
+                _ => events::REPLICASET,
+            };
+            let verb = if created { "Created" } else { "Deleted" };
+            (reporter, format!("{verb} pod: {pod}"))
+        }
+    };
+    let reason = if created {
+        "SuccessfulCreate"
+    } else {
+        "SuccessfulDelete"
+    };
+    let regarding = events::reference(owner, None);
+    events::record(state, reporter, &regarding, Type::Normal, reason, &message);
+}
+
 /// Keeps `count` Pods owned by `owner`, named by `name_of(index)`.
 fn scale_pods(
     state: &mut State,
@@ -174,10 +206,12 @@ fn scale_pods(
             .expect("a free name");
         let pod = pod_from_template(&owner["spec"]["template"], &ns, &name, owner, extra_labels);
         state.put(key("", "pods", &ns, &name), pod);
+        report_pod(state, owner, &name, true);
     } else if pods.len() > count
         && let Some(extra) = pods.last()
     {
         state.remove(extra);
+        report_pod(state, owner, &extra.name, false);
     }
 }
 
@@ -286,7 +320,7 @@ fn deployment(state: &mut State, k: &Key, d: &Value) {
         .iter()
         .find(|(k, _)| k.name == rs_name)
         .map(|(_, rs)| rs.clone());
-    let mut rs = current.unwrap_or_else(|| {
+    let rs = current.unwrap_or_else(|| {
         let mut rs = new_object("apps/v1", "ReplicaSet", ns, &rs_name, d);
         rs["metadata"]["annotations"] =
             json!({"deployment.kubernetes.io/revision": (revision + 1).to_string()});
@@ -299,18 +333,16 @@ fn deployment(state: &mut State, k: &Key, d: &Value) {
         rs["spec"] = json!({"replicas": 0, "selector": selector, "template": template});
         rs
     });
-    rs["spec"]["replicas"] = json!(want);
-    save(state, &key("apps", "replicasets", ns, &rs_name), rs.clone());
+    scale_replica_set(state, d, rs, want as u64);
     let mut old_remaining = 0;
-    for (old_key, mut old) in owned.into_iter().filter(|(k, _)| k.name != rs_name) {
+    for (_, old) in owned.into_iter().filter(|(k, _)| k.name != rs_name) {
         old_remaining += old["status"]["replicas"].as_u64().unwrap_or(0);
-        old["spec"]["replicas"] = json!(0);
-        save(state, &old_key, old);
+        scale_replica_set(state, d, old, 0);
     }
     let rs = state
         .get(&key("apps", "replicasets", ns, &rs_name))
         .cloned()
-        .unwrap_or(rs);
+        .unwrap_or_default();
     let updated = rs["status"]["replicas"].as_u64().unwrap_or(0);
     let ready = rs["status"]["readyReplicas"].as_u64().unwrap_or(0);
     let total = updated + old_remaining;
@@ -359,6 +391,41 @@ fn deployment(state: &mut State, k: &Key, d: &Value) {
         status["unavailableReplicas"] = json!(total - ready);
     }
     set_status(state, k, d, status);
+}
+
+/// Sets the ReplicaSet `rs` of Deployment `d` to `to` replicas, recording the Deployment
+/// controller's `ScalingReplicaSet` Event when that changes its scale (a new ReplicaSet scales
+/// from 0).
+fn scale_replica_set(state: &mut State, d: &Value, mut rs: Value, to: u64) {
+    let name = rs["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let namespace = rs["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let rs_key = key("apps", "replicasets", &namespace, &name);
+    let from = state
+        .get(&rs_key)
+        .and_then(|stored| stored["spec"]["replicas"].as_u64())
+        .unwrap_or(0);
+    rs["spec"]["replicas"] = json!(to);
+    save(state, &rs_key, rs);
+    if from != to {
+        let direction = if to > from { "up" } else { "down" };
+        let message = format!("Scaled {direction} replica set {name} from {from} to {to}");
+        let regarding = events::reference(d, None);
+        let deployment = events::DEPLOYMENT;
+        events::record(
+            state,
+            deployment,
+            &regarding,
+            Type::Normal,
+            "ScalingReplicaSet",
+            &message,
+        );
+    }
 }
 
 /// Keeps a condition's timestamps when its status and reason did not change (no churn).
@@ -410,13 +477,24 @@ fn job(state: &mut State, k: &Key, job: &Value) {
             &labels,
         );
         state.put(key("", "pods", &k.namespace, &pod_name), pod);
+        report_pod(state, job, &pod_name, true);
     }
     let start = job["status"]["startTime"]
         .as_str()
         .map_or_else(meta::now, str::to_string);
     let mut status = json!({"startTime": start, "active": active, "succeeded": succeeded, "failed": failed,
         "ready": 0, "terminating": 0, "uncountedTerminatedPods": {}});
+    let regarding = events::reference(job, None);
     if failed > 0 {
+        let message = "Job has reached the specified backoff limit";
+        events::record(
+            state,
+            events::JOB,
+            &regarding,
+            Type::Warning,
+            "BackoffLimitExceeded",
+            message,
+        );
         status["conditions"] = json!([
             condition(
                 "FailureTarget",
@@ -433,6 +511,14 @@ fn job(state: &mut State, k: &Key, job: &Value) {
         ]);
     } else if succeeded >= completions.max(1) {
         status["completionTime"] = json!(meta::now());
+        events::record(
+            state,
+            events::JOB,
+            &regarding,
+            Type::Normal,
+            "Completed",
+            "Job completed",
+        );
         status["conditions"] = json!([
             condition(
                 "SuccessCriteriaMet",
@@ -514,9 +600,72 @@ fn pod(state: &mut State, k: &Key, pod: &Value) {
         next["status"]["qosClass"] = json!("BestEffort");
     }
     if unscheduled && next["spec"].is_object() {
-        next["spec"]["nodeName"] = json!("krt-sim-node");
+        next["spec"]["nodeName"] = json!(events::NODE);
     }
     save(state, k, next);
+    if unscheduled {
+        events::record_scheduled(state, pod);
+    } else {
+        kubelet_events(state, pod, fail);
+    }
+}
+
+/// The kubelet's Events for starting `pod`'s containers (the image is taken to be present, as
+/// no image is pulled), or for the failure `fail` simulates.
+fn kubelet_events(state: &mut State, pod: &Value, fail: Option<&str>) {
+    let containers = pod["spec"]["containers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let pod_name = pod["metadata"]["name"].as_str().unwrap_or_default();
+    for c in &containers {
+        let name = c["name"].as_str().unwrap_or_default();
+        let image = c["image"].as_str().unwrap_or_default();
+        let regarding = events::reference(pod, Some(&format!("spec.containers{{{name}}}")));
+        let mut report = |event_type: Type, reason: &str, message: String| {
+            events::record(
+                state,
+                events::KUBELET,
+                &regarding,
+                event_type,
+                reason,
+                &message,
+            );
+        };
+        if fail == Some("image-pull") {
+            report(
+                Type::Warning,
+                "Failed",
+                format!("Failed to pull image \"{image}\": simulated image pull failure"),
+            );
+            report(Type::Warning, "Failed", "Error: ErrImagePull".into());
+            continue;
+        }
+        report(
+            Type::Normal,
+            "Pulled",
+            format!("Container image \"{image}\" already present on machine"),
+        );
+        report(
+            Type::Normal,
+            "Created",
+            format!("Created container: {name}"),
+        );
+        report(Type::Normal, "Started", format!("Started container {name}"));
+        if fail == Some("crash-loop") {
+            let (ns, uid) = (
+                pod["metadata"]["namespace"].as_str().unwrap_or_default(),
+                pod["metadata"]["uid"].as_str().unwrap_or_default(),
+            );
+            report(
+                Type::Warning,
+                "BackOff",
+                format!(
+                    "Back-off restarting failed container {name} in pod {pod_name}_{ns}({uid})"
+                ),
+            );
+        }
+    }
 }
 
 #[cfg(test)]
@@ -539,6 +688,34 @@ mod tests {
         for _ in 0..20 {
             reconcile(state);
         }
+    }
+
+    /// The (component, type, reason, message) of every Event in namespace `d`, sorted.
+    fn recorded(state: &State) -> Vec<(String, String, String, String)> {
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        let mut events: Vec<_> = state
+            .list("", "events", Some("d"))
+            .into_iter()
+            .map(|(_, e)| {
+                (
+                    text(&e["reportingComponent"]),
+                    text(&e["type"]),
+                    text(&e["reason"]),
+                    text(&e["message"]),
+                )
+            })
+            .collect();
+        events.sort();
+        events
+    }
+
+    fn event(
+        component: &str,
+        kind: &str,
+        reason: &str,
+        message: &str,
+    ) -> (String, String, String, String) {
+        (component.into(), kind.into(), reason.into(), message.into())
     }
 
     #[test]
@@ -609,6 +786,28 @@ mod tests {
             .collect();
         pods.sort();
         assert_eq!(pods, ["db-0", "db-1", "db-2"]);
+        let events = recorded(&s);
+        for i in 0..3 {
+            let message = format!("create Pod db-{i} in StatefulSet db successful");
+            let created = event(
+                "statefulset-controller",
+                "Normal",
+                "SuccessfulCreate",
+                &message,
+            );
+            assert!(events.contains(&created), "{events:?}");
+        }
+        let mut scaled = s.get(&k).unwrap().clone();
+        scaled["spec"]["replicas"] = json!(2);
+        s.put(k.clone(), scaled);
+        settle(&mut s);
+        let deleted = event(
+            "statefulset-controller",
+            "Normal",
+            "SuccessfulDelete",
+            "delete Pod db-2 in StatefulSet db successful",
+        );
+        assert!(recorded(&s).contains(&deleted));
     }
 
     #[test]
@@ -629,7 +828,16 @@ mod tests {
         assert_eq!(ds["status"]["desiredNumberScheduled"], 1);
         assert_eq!(ds["status"]["numberReady"], 1);
         assert_eq!(ds["status"]["updatedNumberScheduled"], 1);
-        assert_eq!(s.list("", "pods", Some("d")).len(), 1);
+        let pods = s.list("", "pods", Some("d"));
+        assert_eq!(pods.len(), 1);
+        let created = format!("Created pod: {}", pods[0].0.name);
+        let expected = event(
+            "daemonset-controller",
+            "Normal",
+            "SuccessfulCreate",
+            &created,
+        );
+        assert!(recorded(&s).contains(&expected));
     }
 
     #[test]
@@ -655,5 +863,26 @@ mod tests {
             s.get(&key("batch", "jobs", "d", "bad")).unwrap()["status"]["conditions"][1]["type"],
             "Failed"
         );
+        let events = recorded(&s);
+        let jobs: Vec<_> = events
+            .iter()
+            .filter(|e| e.0 == "job-controller")
+            .map(|e| (e.1.as_str(), e.2.as_str()))
+            .collect();
+        assert_eq!(
+            jobs,
+            [
+                ("Normal", "Completed"),
+                ("Normal", "SuccessfulCreate"),
+                ("Normal", "SuccessfulCreate"),
+                ("Warning", "BackoffLimitExceeded"),
+            ]
+        );
+        assert!(events.contains(&event(
+            "job-controller",
+            "Normal",
+            "Completed",
+            "Job completed"
+        )));
     }
 }

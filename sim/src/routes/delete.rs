@@ -160,7 +160,7 @@ pub fn delete_collection(
     params: &Params,
 ) -> Result<(u16, Value), ApiError> {
     let opts = options(params, &[])?;
-    let filter = filter(params)?;
+    let filter = filter(&target.rt, params)?;
     let mut state = store.lock();
     let keys: Vec<Key> = state
         .list(

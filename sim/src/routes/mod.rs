@@ -17,7 +17,7 @@ use crate::request::{Request, Response, flag};
 use crate::status::ApiError;
 use crate::store::Store;
 use crate::watch::Watch;
-use crate::{discovery, openapi, table};
+use crate::{discovery, events, openapi, table};
 use target::Target;
 
 fn ok(body: Value) -> Response {
@@ -120,10 +120,20 @@ fn aggregated(store: &Store, request: &Request, core: bool) -> Option<Response> 
 /// Serves `request` on `store` (anything but `watch=1`, which is [`watch`]'s), reporting
 /// `address` in `/api` discovery.
 pub(crate) fn handle(store: &Store, address: &str, request: &Request) -> Response {
+    let attributes = Attributes::of_request(&request.method, &request.path, &request.params);
+    if let Err(refused) = authorize(store, request, &attributes) {
+        return refused.into();
+    }
+    if let Some(core) = events::convert::core_request(request) {
+        let mut response = route(store, address, &core).unwrap_or_else(Response::from);
+        response.body = events::convert::to_events_api(&response.body);
+        return response;
+    }
     route(store, address, request).unwrap_or_else(Response::from)
 }
 
-/// Authorizes `request` (its `user`; none is trusted) as `attributes` describe it.
+/// Authorizes `request` (its `user`; none is trusted) as `attributes` describe it: on the
+/// path the client sent, before an `events.k8s.io` request is served as a core one.
 fn authorize(store: &Store, request: &Request, attributes: &Attributes) -> Result<(), ApiError> {
     match &request.user {
         Some(user) => rbac::check(&store.lock(), user, attributes),
@@ -132,8 +142,6 @@ fn authorize(store: &Store, request: &Request, attributes: &Attributes) -> Resul
 }
 
 fn route(store: &Store, address: &str, request: &Request) -> Result<Response, ApiError> {
-    let attributes = Attributes::of_request(&request.method, &request.path, &request.params);
-    authorize(store, request, &attributes)?;
     let target = match parse(store, &request.path)? {
         Route::Version => return Ok(ok(discovery::version())),
         Route::CoreVersions => {
@@ -236,20 +244,25 @@ fn route(store: &Store, address: &str, request: &Request) -> Result<Response, Ap
 /// Starts the watch `request` asks for on `store` (a `GET` of a collection; `watch=1` is
 /// implied).
 pub(crate) fn watch(store: &Arc<Store>, request: &Request) -> Result<Watch, Box<Response>> {
-    start_watch(store, request).map_err(|e| Box::new(e.into()))
-}
-
-fn start_watch(store: &Arc<Store>, request: &Request) -> Result<Watch, ApiError> {
     let mut attributes = Attributes::of_request(&request.method, &request.path, &request.params);
     if attributes.verb == "list" {
         attributes.verb = "watch".into();
     }
-    authorize(store, request, &attributes)?;
+    authorize(store, request, &attributes).map_err(|e| Box::new(e.into()))?;
+    if let Some(core) = events::convert::core_request(request) {
+        return start_watch(store, &core)
+            .map(|watch| watch.presented_as(events::convert::to_events_api))
+            .map_err(|e| Box::new(e.into()));
+    }
+    start_watch(store, request).map_err(|e| Box::new(e.into()))
+}
+
+fn start_watch(store: &Arc<Store>, request: &Request) -> Result<Watch, ApiError> {
     let target = match parse(store, &request.path)? {
         Route::Object(target) if target.name.is_none() && request.method == "GET" => target,
         _ => return Err(not_found()),
     };
-    let filter = read::filter(&request.params)?;
+    let filter = read::filter(&target.rt, &request.params)?;
     Watch::start(
         store,
         &target.rt,

@@ -3,8 +3,9 @@
 use serde_json::{Value, json};
 
 use super::target::Target;
+use crate::registry::ResourceType;
 use crate::request::Params;
-use crate::selectors::{Filter, Selector};
+use crate::selectors::{FieldLabels, Filter};
 use crate::status::ApiError;
 use crate::store::{Key, Store};
 
@@ -22,17 +23,19 @@ pub fn get(store: &Store, target: &Target) -> Result<(u16, Value), ApiError> {
     Ok((200, object.clone()))
 }
 
-/// The label and field selectors of a LIST or WATCH.
-pub fn filter(params: &Params) -> Result<Filter, ApiError> {
-    Ok(Filter {
-        labels: Selector::parse_labels(params.get("labelSelector").map_or("", String::as_str))?,
-        fields: Selector::parse_fields(params.get("fieldSelector").map_or("", String::as_str))?,
-    })
+/// The label and field selectors of a LIST, WATCH or DELETE of a collection of `rt`.
+pub fn filter(rt: &ResourceType, params: &Params) -> Result<Filter, ApiError> {
+    let param = |name: &str| params.get(name).map_or("", String::as_str);
+    Filter::parse(
+        param("labelSelector"),
+        param("fieldSelector"),
+        FieldLabels::of(&rt.group, &rt.kind),
+    )
 }
 
 /// LIST with `labelSelector`, `fieldSelector`, `limit` and `continue`.
 pub fn list(store: &Store, target: &Target, params: &Params) -> Result<(u16, Value), ApiError> {
-    let filter = filter(params)?;
+    let filter = filter(&target.rt, params)?;
     let limit: usize = params
         .get("limit")
         .and_then(|l| l.parse().ok())

@@ -12,8 +12,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use super::credentials::Endpoint;
+use super::impersonation::{Target, impersonate};
 use super::tls::{PeerCertificate, certificate_user};
 use super::{Shared, faults, watch};
+use crate::auth::UserInfo;
+use crate::rbac::{self, Attributes};
 use crate::request::{self, Params, Request, flag};
 use crate::status::ApiError;
 
@@ -62,6 +65,26 @@ fn header_str(headers: &HeaderMap, name: header::HeaderName) -> &str {
         .unwrap_or_default()
 }
 
+/// The user a request acts as: the one its impersonation headers name, when `user` may
+/// impersonate every part of it, else `user` itself.
+fn act_as(shared: &Shared, headers: &HeaderMap, user: UserInfo) -> Result<UserInfo, ApiError> {
+    let state = shared.cluster.store.lock();
+    let allowed = |target: &Target| {
+        let attributes = Attributes {
+            verb: "impersonate".into(),
+            resource_request: true,
+            group: target.group.into(),
+            resource: target.resource.into(),
+            subresource: target.subresource.clone(),
+            namespace: target.namespace.clone(),
+            name: target.name.clone(),
+            ..Attributes::default()
+        };
+        rbac::check(&state, &user, &attributes)
+    };
+    Ok(impersonate(headers, allowed)?.unwrap_or(user))
+}
+
 async fn dispatch(
     State(shared): State<Arc<Shared>>,
     ConnectInfo(peer): ConnectInfo<PeerCertificate>,
@@ -78,7 +101,7 @@ async fn dispatch(
             .authenticator
             .authenticate(&headers, from_certificate, &state)
     };
-    let user = match authenticated {
+    let user = match authenticated.and_then(|user| act_as(&shared, &headers, user)) {
         Ok(user) => user,
         Err(e) => return error(e),
     };
@@ -113,13 +136,17 @@ async fn dispatch(
     let response = match (Endpoint::of(&path), &request.user) {
         (Some(endpoint), Some(user)) => {
             let state = shared.cluster.store.lock();
-            endpoint.serve(
-                &request.method,
-                &request.body,
-                user,
-                &shared.authenticator,
-                &state,
-            )
+            let attributes = Attributes::of_request(&request.method, &path, &request.params);
+            match rbac::check(&state, user, &attributes) {
+                Ok(()) => endpoint.serve(
+                    &request.method,
+                    &request.body,
+                    user,
+                    &shared.authenticator,
+                    &state,
+                ),
+                Err(e) => e.into(),
+            }
         }
         _ => shared.cluster.handle(&request),
     };

@@ -6,6 +6,7 @@ mod authn;
 mod credentials;
 mod faults;
 mod http;
+mod impersonation;
 mod persist;
 mod requests;
 mod tls;
@@ -174,6 +175,7 @@ impl Sim {
             cluster.seed();
         }
         let certificates = tls::Certificates::generate(address.ip()).map_err(SimError::Tls)?;
+        cluster.set_root_ca(certificates.ca_pem.clone());
         let token = match &config.token {
             Some(token) => token.clone(),
             None => random_token()?,

@@ -17,9 +17,25 @@ pub struct Kubectl {
     pub dir: PathBuf,
 }
 
+/// A simulator serving HTTPS, as kubectl needs one: client-go reads a kubeconfig's credentials
+/// only for a TLS server, so against plain HTTP every kubectl request is `system:anonymous`.
+pub async fn tls_sim() -> krt_sim::Sim {
+    krt_sim::Sim::start_with(krt_sim::SimConfig {
+        tls: true,
+        ..krt_sim::SimConfig::default()
+    })
+    .await
+    .expect("sim starts")
+}
+
 impl Kubectl {
-    /// A kubectl for `sim`, with its kubeconfig written to a temporary directory.
+    /// A kubectl for `sim` (which must serve HTTPS, see [`tls_sim`]), with its kubeconfig
+    /// written to a temporary directory.
     pub fn new(sim: &krt_sim::Sim) -> Self {
+        assert!(
+            sim.ca_pem().is_some(),
+            "kubectl sends its credentials only over TLS: start the simulator with `tls: true`"
+        );
         let port = sim.url().rsplit(':').next().unwrap_or_default().to_string();
         let dir = std::env::temp_dir().join(format!("krt-sim-kubectl-{port}"));
         std::fs::create_dir_all(&dir).expect("temp dir");

@@ -7,8 +7,9 @@ use crate::support::{SimCluster, krt_env, temp_dir};
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kc-test}\ndata: {k: v}\n";
 
 /// A kubeconfig with clusters `sim` (the simulator) and `dead` (nothing listens),
-/// and contexts `good` (namespace `team-a`) and `bad`.
-fn two_contexts(sim_url: &str, current: &str) -> String {
+/// contexts `good` (namespace `team-a`) and `bad`, and the simulator's admin.
+fn two_contexts(cluster: &SimCluster, current: &str) -> String {
+    let (sim_url, token) = (cluster.url(), cluster.sim().admin_token());
     format!(
         "apiVersion: v1
 kind: Config
@@ -25,7 +26,7 @@ contexts:
 current-context: {current}
 users:
 - name: me
-  user: {{}}
+  user: {{token: {token}}}
 "
     )
 }
@@ -36,7 +37,7 @@ async fn context_switch_and_the_contexts_namespace() {
     cluster.create_namespace("team-a").await;
     let dir = temp_dir("contexts");
     let file = dir.path().join("config");
-    std::fs::write(&file, two_contexts(cluster.url(), "bad")).unwrap();
+    std::fs::write(&file, two_contexts(&cluster, "bad")).unwrap();
     let path = file.to_str().unwrap();
 
     let unreachable = krt_env(
@@ -82,7 +83,7 @@ async fn namespace_flag_overrides_the_context() {
     cluster.create_namespace("team-b").await;
     let dir = temp_dir("nsflag");
     let file = dir.path().join("config");
-    std::fs::write(&file, two_contexts(cluster.url(), "good")).unwrap();
+    std::fs::write(&file, two_contexts(&cluster, "good")).unwrap();
     let run = krt_env(
         dir.path(),
         &[
@@ -121,7 +122,11 @@ async fn several_kubeconfig_files_are_merged() {
     let contexts = dir.path().join("contexts");
     std::fs::write(
         &clusters,
-        format!("apiVersion: v1\nkind: Config\nclusters:\n- name: sim\n  cluster: {{server: {}}}\nusers:\n- name: me\n  user: {{}}\n", cluster.url()),
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: sim\n  cluster: {{server: {}}}\nusers:\n- name: me\n  user: {{token: {}}}\n",
+            cluster.url(),
+            cluster.sim().admin_token()
+        ),
     )
     .unwrap();
     std::fs::write(
