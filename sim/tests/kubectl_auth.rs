@@ -1,5 +1,5 @@
 //! RBAC through real `kubectl`: a user with a limited token is refused in the API server's
-//! words, an escalating binding is refused, anonymous requests see health and version only;
+//! words, an escalating binding is refused, impersonation needs the impersonate verb;
 //! reviews created from manifests (sent as JSON) carry their answer; `auth can-i` (sent as
 //! protobuf); the discovery of the review kinds. The default kubeconfig is the admin's
 //! (`krt-sim-admin` in `system:masters`).
@@ -115,16 +115,28 @@ async fn a_user_with_a_limited_token_is_held_to_its_bindings() {
         refused.contains(r#"{APIGroups:["*"], Resources:["*"], Verbs:["*"]}"#),
         "{refused}"
     );
-    // Anonymous requests: version and health, nothing else.
-    let anonymous = k.file(
-        "anonymous.kubeconfig",
-        &sim.kubeconfig_yaml_as("anonymous", &Credential::None),
-    );
-    let raw = |p: &str| k.run(&["--kubeconfig", path(&anonymous), "get", "--raw", p]);
-    assert!(raw("/version").status.success());
+    // Impersonation needs the impersonate verb: jane lacks it, the admin holds it.
     assert_eq!(
-        stderr(&raw("/apis")),
-        r#"Error from server (Forbidden): forbidden: User "system:anonymous" cannot get path "/apis""#
+        stderr(&jane(&["get", "configmaps", "-n", "team-a", "--as", "ann"])),
+        r#"Error from server (Forbidden): users "ann" is forbidden: User "jane" cannot impersonate resource "users" in API group "" at the cluster scope"#
+    );
+    let impersonated = k.ok(&[
+        "get",
+        "configmaps",
+        "-n",
+        "team-a",
+        "--as",
+        "jane",
+        "-o",
+        "name",
+    ]);
+    assert!(
+        impersonated.contains("configmap/settings"),
+        "{impersonated}"
+    );
+    assert_eq!(
+        stderr(&k.run(&["get", "configmaps", "-n", "default", "--as", "jane"])),
+        r#"Error from server (Forbidden): configmaps is forbidden: User "jane" cannot list resource "configmaps" in API group "" in the namespace "default""#
     );
     sim.shutdown().await;
 }
