@@ -75,6 +75,14 @@ fn paths(t: &ResourceType, version: Version, out: &mut Map<String, Value>) {
         |gvk, action, id: String, params: &[&str]| operation(gvk, action, &id, params, version);
     let id = |verb: &str| format!("{verb}{}", t.kind);
     let collection = format!("{prefix}{scope}/{}", t.plural);
+    if !t.verbs.iter().any(|v| v == "get") {
+        // A create-only kind (the reviews): a POST of the collection alone.
+        out.insert(
+            collection,
+            json!({"post": op(gvk, "post", id("create"), WRITE_PARAMS)}),
+        );
+        return;
+    }
     let mut patch_params = WRITE_PARAMS.to_vec();
     patch_params.push("force");
     out.insert(
