@@ -662,15 +662,21 @@ async fn a_thousand_concurrent_writes_are_all_kept_in_commit_order() {
         .iter()
         .filter(|i| i["metadata"]["name"] != "kube-root-ca.crt")
         .collect();
-    assert_eq!(items.len(), N, "the namespace's own kube-root-ca.crt besides");
+    assert_eq!(
+        items.len(),
+        N,
+        "the namespace's own kube-root-ca.crt besides"
+    );
     for (i, item) in items.iter().enumerate() {
         assert_eq!(item["metadata"]["name"], format!("cm-{i:04}"));
         assert_eq!(item["data"]["k"], i.to_string());
     }
 
-    let events = watch_lines(watch, N).await;
-    assert_eq!(events.len(), N, "events: {:?}", events.last());
-    let seen: Vec<u64> = events
+    // The namespace's kube-root-ca.crt, published at start, comes first.
+    let events = watch_lines(watch, N + 1).await;
+    assert_eq!(events.len(), N + 1, "events: {:?}", events.last());
+    assert_eq!(events[0]["object"]["metadata"]["name"], "kube-root-ca.crt");
+    let seen: Vec<u64> = events[1..]
         .iter()
         .map(|e| {
             assert_eq!(e["type"], "ADDED");

@@ -511,3 +511,42 @@ async fn impersonation_needs_the_impersonate_verb_on_every_part() {
     sim.shutdown().await;
     secure.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_create_token_issues_a_token_kubectl_can_use() {
+    let sim = common::tls_sim().await;
+    let k = Kubectl::new(&sim);
+    let token = k.ok(&["create", "token", "default", "--duration=15m"]);
+    let token = token.trim();
+    assert_eq!(token.split('.').count(), 3, "a JWT: {token}");
+    let config = k.file(
+        "default-sa.kubeconfig",
+        &sim.kubeconfig_yaml_as("sa", &Credential::Token(token.to_string())),
+    );
+    let who = k.json(&[
+        "--kubeconfig",
+        path(&config),
+        "auth",
+        "whoami",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(
+        who["status"]["userInfo"]["username"],
+        "system:serviceaccount:default:default"
+    );
+    let refused = k.run(&["--kubeconfig", path(&config), "get", "secrets"]);
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr).trim(),
+        "Error from server (Forbidden): secrets is forbidden: User \"system:serviceaccount:default:default\" cannot list resource \"secrets\" in API group \"\" in the namespace \"default\""
+    );
+    let short = k.run(&["create", "token", "default", "--duration=1m"]);
+    assert!(!short.status.success());
+    assert!(
+        String::from_utf8_lossy(&short.stderr)
+            .contains("may not specify a duration less than 10 minutes"),
+        "{}",
+        String::from_utf8_lossy(&short.stderr)
+    );
+    sim.shutdown().await;
+}

@@ -219,7 +219,6 @@ spec:
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "kubectl sends auth can-i's reviews as protobuf; passes once the server decodes protobuf request bodies"]
 async fn can_i_answers_through_self_subject_access_and_rules_reviews() {
     let sim = common::tls_sim().await;
     let k = Kubectl::new(&sim);

@@ -262,6 +262,9 @@ fn start_watch(store: &Arc<Store>, request: &Request) -> Result<Watch, ApiError>
         Route::Object(target) if target.name.is_none() && request.method == "GET" => target,
         _ => return Err(not_found()),
     };
+    if !target.rt.verbs.iter().any(|v| v == "watch") {
+        return Err(ApiError::method_not_allowed(&request.method));
+    }
     let filter = read::filter(&target.rt, &request.params)?;
     Watch::start(
         store,

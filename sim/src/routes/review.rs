@@ -165,7 +165,12 @@ pub(super) fn create(
         review["status"] = rules_status(&caller, &state, namespace);
         return Ok(Response::json(201, review));
     }
-    let spec: AccessSpec = serde_json::from_value(review["spec"].clone())
+    // An absent spec decodes as Go's zero value, which validation then refuses.
+    let given = match &review["spec"] {
+        Value::Null => json!({}),
+        spec => spec.clone(),
+    };
+    let spec: AccessSpec = serde_json::from_value(given)
         .map_err(|e| ApiError::bad_request(format!("error decoding request body: spec: {e}")))?;
     let mut errors = Errors::default();
     check_attributes(&spec, &mut errors);
