@@ -12,7 +12,6 @@ mod common;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
 async fn send(
@@ -22,14 +21,7 @@ async fn send(
     content_type: &str,
     body: String,
 ) -> Response<Incoming> {
-    let addr = sim.url().trim_start_matches("http://").to_string();
-    let stream = tokio::net::TcpStream::connect(&addr)
-        .await
-        .expect("connect");
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .expect("handshake");
-    tokio::spawn(conn);
+    let (mut sender, addr) = common::http::connect(sim).await;
     let req = Request::builder()
         .method(method)
         .uri(path)

@@ -8,23 +8,21 @@
 //! `message` (a substring of the Status message). With `eventually`, the step is retried until
 //! it matches (the controllers run on a timer).
 
+#[allow(
+    dead_code,
+    reason = "each test crate uses a part of the shared fixture"
+)]
+mod common;
+
 use std::time::{Duration, Instant};
 
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
 use hyper::body::Bytes;
-use hyper_util::rt::TokioIo;
 use serde_json::Value;
 
 async fn send(sim: &krt_sim::Sim, step: &Value) -> (u16, Value) {
-    let addr = sim.url().trim_start_matches("http://").to_string();
-    let stream = tokio::net::TcpStream::connect(&addr)
-        .await
-        .expect("connect");
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .expect("handshake");
-    tokio::spawn(conn);
+    let (mut sender, addr) = common::http::connect(sim).await;
     let mut uri = step["path"].as_str().expect("path").to_string();
     if let Some(query) = step["query"].as_object() {
         let pairs: Vec<String> = query

@@ -7,11 +7,16 @@
 //! that must be absent, arrays that must hold a matching item, the `Warning` headers and the
 //! media type. A step without expectations must succeed.
 
+#[allow(
+    dead_code,
+    reason = "each test crate uses a part of the shared fixture"
+)]
+mod common;
+
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
 use hyper::body::Bytes;
 use hyper::header::{HeaderName, HeaderValue};
-use hyper_util::rt::TokioIo;
 use serde_json::{Map, Value};
 
 struct Answer {
@@ -22,14 +27,7 @@ struct Answer {
 }
 
 async fn send(sim: &krt_sim::Sim, step: &Value) -> Answer {
-    let addr = sim.url().trim_start_matches("http://").to_string();
-    let stream = tokio::net::TcpStream::connect(&addr)
-        .await
-        .expect("connect");
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .expect("handshake");
-    tokio::spawn(conn);
+    let (mut sender, addr) = common::http::connect(sim).await;
     let mut uri = step["path"].as_str().expect("path").to_string();
     if let Some(query) = step["query"].as_object() {
         let pairs: Vec<String> = query

@@ -240,7 +240,12 @@ pub fn reconcile(state: &mut State) {
         deployment(state, &k, &d);
     }
     for (k, rs) in objects(state, "apps", "replicasets", |_| true) {
-        let hash = json!({"pod-template-hash": rs["metadata"]["labels"]["pod-template-hash"]});
+        // A Deployment's ReplicaSet carries its template hash to the Pods; a ReplicaSet of its
+        // own gives them its template's labels alone.
+        let hash = match &rs["metadata"]["labels"]["pod-template-hash"] {
+            Value::String(hash) => json!({"pod-template-hash": hash}),
+            _ => json!({}),
+        };
         let name = rs["metadata"]["name"]
             .as_str()
             .unwrap_or_default()

@@ -136,14 +136,7 @@ fn token_request(
             ),
         ));
     }
-    let audiences: Vec<String> = spec["audiences"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default();
+    let audiences = strings(&spec["audiences"]);
     let binding = bound_object(namespace, &spec["boundObjectRef"], state)?;
     let grant = Grant {
         namespace,
@@ -248,14 +241,7 @@ fn token_review(
         .as_str()
         .unwrap_or_default()
         .to_string();
-    let audiences: Vec<String> = review["spec"]["audiences"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default();
+    let audiences = strings(&review["spec"]["audiences"]);
     let status = match authenticator.token_user(&token, &audiences, state) {
         Ok((user, matched)) => {
             let mut status = json!({"authenticated": true, "user": user});
@@ -269,4 +255,15 @@ fn token_review(
     review["status"] = status;
     review["metadata"]["creationTimestamp"] = Value::Null;
     Ok(review)
+}
+
+/// The strings of a JSON list (`spec.audiences`); none when it is absent.
+fn strings(list: &Value) -> Vec<String> {
+    list.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
 }

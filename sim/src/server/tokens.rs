@@ -89,7 +89,7 @@ impl TokenIssuer {
         let key = rcgen::KeyPair::generate().map_err(|e| e.to_string())?;
         Ok(Self {
             encoding: EncodingKey::from_ec_der(&key.serialize_der()),
-            decoding: DecodingKey::from_ec_der(&key.public_key_raw()),
+            decoding: DecodingKey::from_ec_der(key.public_key_raw()),
         })
     }
 

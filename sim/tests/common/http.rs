@@ -3,8 +3,22 @@
 use http_body_util::{BodyExt, Full};
 use hyper::HeaderMap;
 use hyper::body::Bytes;
+use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use serde_json::Value;
+
+/// A new HTTP/1.1 connection to the plain-HTTP `sim`, and the `host` header for it.
+pub async fn connect(sim: &krt_sim::Sim) -> (SendRequest<Full<Bytes>>, String) {
+    let addr = sim.url().trim_start_matches("http://").to_string();
+    let stream = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .expect("handshake");
+    tokio::spawn(conn);
+    (sender, addr)
+}
 
 /// Sends `method path` with `headers` and `body` to `sim`; answers the status code, the
 /// response headers and the body.
@@ -15,14 +29,7 @@ pub async fn send(
     headers: &[(&str, &str)],
     body: Vec<u8>,
 ) -> (u16, HeaderMap, Vec<u8>) {
-    let addr = sim.url().trim_start_matches("http://").to_string();
-    let stream = tokio::net::TcpStream::connect(&addr)
-        .await
-        .expect("connect");
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .expect("handshake");
-    tokio::spawn(conn);
+    let (mut sender, addr) = connect(sim).await;
     let mut request = hyper::Request::builder()
         .method(method)
         .uri(path)
