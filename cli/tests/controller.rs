@@ -194,8 +194,10 @@ async fn count_writes(cluster: &SimCluster) -> Counts {
         .metadata
         .resource_version
         .expect("a list resourceVersion");
+    // The Stacks' objects only (the namespace's own kube-root-ca.crt is the cluster's).
+    let stacks = WatchParams::default().labels("krt.dev/stack").timeout(290);
     let mut stream = api
-        .watch(&WatchParams::default().timeout(290), &version)
+        .watch(&stacks, &version)
         .await
         .expect("a watch")
         .boxed();

@@ -304,8 +304,11 @@ async fn configmap_ids(client: &kube::Client, ns: &str) -> Vec<String> {
 async fn an_api_server_lost_mid_run_stops_it_clearly_and_a_rerun_finishes() {
     let dir = temp_dir("unreachable");
     let sim_state = dir.path().join("sim-state.json");
+    // The same server again: its objects from the state file, its admin token as configured
+    // (a generated one would be new at every start).
     let config = || SimConfig {
         state_file: Some(sim_state.clone()),
+        token: Some("restarted-admin".into()),
         ..SimConfig::default()
     };
     let sim = Sim::start_with(config()).await.unwrap();
