@@ -196,11 +196,7 @@ async fn count_writes(cluster: &SimCluster) -> Counts {
         .expect("a list resourceVersion");
     // The Stacks' objects only (the namespace's own kube-root-ca.crt is the cluster's).
     let stacks = WatchParams::default().labels("krt.dev/stack").timeout(290);
-    let mut stream = api
-        .watch(&stacks, &version)
-        .await
-        .expect("a watch")
-        .boxed();
+    let mut stream = api.watch(&stacks, &version).await.expect("a watch").boxed();
     let counts: Counts = Arc::default();
     let c = counts.clone();
     tokio::spawn(async move {
