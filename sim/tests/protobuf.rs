@@ -508,6 +508,22 @@ fn full(api_version: &str, kind: &str, name: &str) -> Option<Vec<u8>> {
             ..ObjectMeta::default()
         })
     };
+    // An apps/v1 workload: a selector and the Pod template it selects.
+    macro_rules! workload {
+        ($object:ident, $spec:ident) => {{
+            let spec = $spec {
+                selector: selector(name),
+                template: template(name, None),
+                ..$spec::default()
+            };
+            let object = $object {
+                metadata: meta(name),
+                spec: MessageField::some(spec),
+                ..$object::default()
+            };
+            enveloped(api_version, kind, &object)
+        }};
+    }
     let body = match (api_version, kind) {
         ("v1", "Pod") => {
             let spec = template(name, None).unwrap().spec;
@@ -537,58 +553,10 @@ fn full(api_version: &str, kind: &str, name: &str) -> Option<Vec<u8>> {
             };
             enveloped(api_version, kind, &service)
         }
-        ("apps/v1", "Deployment") => {
-            let spec = DeploymentSpec {
-                selector: selector(name),
-                template: template(name, None),
-                ..DeploymentSpec::default()
-            };
-            let object = Deployment {
-                metadata: meta(name),
-                spec: MessageField::some(spec),
-                ..Deployment::default()
-            };
-            enveloped(api_version, kind, &object)
-        }
-        ("apps/v1", "ReplicaSet") => {
-            let spec = ReplicaSetSpec {
-                selector: selector(name),
-                template: template(name, None),
-                ..ReplicaSetSpec::default()
-            };
-            let object = ReplicaSet {
-                metadata: meta(name),
-                spec: MessageField::some(spec),
-                ..ReplicaSet::default()
-            };
-            enveloped(api_version, kind, &object)
-        }
-        ("apps/v1", "DaemonSet") => {
-            let spec = DaemonSetSpec {
-                selector: selector(name),
-                template: template(name, None),
-                ..DaemonSetSpec::default()
-            };
-            let object = DaemonSet {
-                metadata: meta(name),
-                spec: MessageField::some(spec),
-                ..DaemonSet::default()
-            };
-            enveloped(api_version, kind, &object)
-        }
-        ("apps/v1", "StatefulSet") => {
-            let spec = StatefulSetSpec {
-                selector: selector(name),
-                template: template(name, None),
-                ..StatefulSetSpec::default()
-            };
-            let object = StatefulSet {
-                metadata: meta(name),
-                spec: MessageField::some(spec),
-                ..StatefulSet::default()
-            };
-            enveloped(api_version, kind, &object)
-        }
+        ("apps/v1", "Deployment") => workload!(Deployment, DeploymentSpec),
+        ("apps/v1", "ReplicaSet") => workload!(ReplicaSet, ReplicaSetSpec),
+        ("apps/v1", "DaemonSet") => workload!(DaemonSet, DaemonSetSpec),
+        ("apps/v1", "StatefulSet") => workload!(StatefulSet, StatefulSetSpec),
         ("batch/v1", "Job") => {
             let spec = JobSpec {
                 template: template(name, Some("Never")),
