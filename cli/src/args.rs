@@ -84,6 +84,19 @@ pub struct GlobalArgs {
     /// Namespace for resources that name none (default: the context's namespace).
     #[arg(short = 'n', long, global = true)]
     pub namespace: Option<String>,
+    /// Send every request (state included) as USER, through the API server's
+    /// impersonation, as kubectl's --as: the server checks that the
+    /// kubeconfig's user may impersonate USER, then authorizes as USER.
+    #[arg(long = "as", global = true, value_name = "USER")]
+    pub as_user: Option<String>,
+    /// A group to impersonate along with --as (repeatable), as kubectl's --as-group.
+    #[arg(
+        long = "as-group",
+        global = true,
+        value_name = "GROUP",
+        requires = "as_user"
+    )]
+    pub as_groups: Vec<String>,
     /// Which cluster: a kubeconfig when one exists else the embedded simulator
     /// (auto), always the simulator (sim), or always a kubeconfig (kubeconfig).
     #[arg(long, global = true, value_enum, default_value_t = ClusterArg::Auto)]

@@ -8,7 +8,7 @@ use krt_guest::model::{ApplyMode, Resource};
 use krt_host::policy::Policy;
 use krt_host::{
     ClusterChoice, ComponentRuntime, ComponentSource, ConnectOptions, Connected, EngineOptions,
-    KubernetesBackend, Middleware, connect,
+    Impersonation, KubernetesBackend, Middleware, connect,
 };
 use krt_stack::state::check_stack_name;
 use krt_stack::{
@@ -112,6 +112,10 @@ pub fn connect_options(global: &GlobalArgs, max_in_flight: Option<usize>) -> Con
         namespace: global.namespace.clone(),
         sim_state: Some(global.sim_state.clone()),
         max_in_flight,
+        impersonate: global
+            .as_user
+            .as_ref()
+            .map(|user| Impersonation::user(user.clone(), global.as_groups.clone())),
     }
 }
 

@@ -39,8 +39,8 @@ pub struct StackSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(schema_with = "objects_schema")]
     pub resources: Vec<Value>,
-    /// ConfigMaps of the Stack's namespace whose data holds manifests (YAML or
-    /// JSON, multi-document, or Kusion specs).
+    /// ConfigMaps (of the Stack's namespace unless they name another) whose
+    /// data holds manifests (YAML or JSON, multi-document, or Kusion specs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub config_maps: Vec<ConfigMapManifests>,
     /// The runtime component; krt's built-in guest when absent.
@@ -64,6 +64,15 @@ pub struct StackSpec {
     /// (at most 10 minutes).
     #[serde(default = "default_timeout")]
     pub timeout: String,
+    /// The ServiceAccount of the Stack's namespace whose rights the Stack has:
+    /// every read, dry run, write and delete of it, and the reads of the
+    /// ConfigMaps it names, go to the API server impersonating
+    /// `system:serviceaccount:<namespace>:<name>`, so the server's RBAC and
+    /// escalation checks decide. When absent, the controller's
+    /// `--default-service-account`, or else the controller itself
+    /// (single-tenant installs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account_name: Option<String>,
 }
 
 fn default_interval() -> String {
@@ -90,8 +99,12 @@ fn objects_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigMapManifests {
-    /// The ConfigMap's name, in the Stack's namespace.
+    /// The ConfigMap's name.
     pub name: String,
+    /// Its namespace, when not the Stack's (refused by a controller run with
+    /// `--no-cross-namespace-refs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
     /// The data key to read; every key ending in `.yaml`, `.yml` or `.json`
     /// (in name order) when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -105,7 +118,7 @@ pub struct ComponentRef {
     /// A file in the controller's image, under one of its `--component-dir`s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    /// A `binaryData` key of a ConfigMap in the Stack's namespace.
+    /// A `binaryData` key of a ConfigMap (of the Stack's namespace unless it names another).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_map: Option<BinaryKey>,
 }
@@ -114,8 +127,12 @@ pub struct ComponentRef {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BinaryKey {
-    /// The ConfigMap's name, in the Stack's namespace.
+    /// The ConfigMap's name.
     pub name: String,
+    /// Its namespace, when not the Stack's (refused by a controller run with
+    /// `--no-cross-namespace-refs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
     /// The `binaryData` key.
     pub key: String,
 }

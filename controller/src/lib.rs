@@ -7,8 +7,9 @@
 //! - [`StackController`]: kube-runtime's `Controller` over Stacks; each one is
 //!   read ([`sources`]), placed and checked against its own capability policy
 //!   ([`scope`], [`grants`]) before anything is written, then planned and
-//!   applied by krt-stack in dependency order ([`reconcile`]), its inventory
-//!   kept in its status ([`inventory`]);
+//!   applied by krt-stack in dependency order ([`reconcile`]) as its
+//!   ServiceAccount ([`tenancy`]), so the API server's RBAC is the second
+//!   line of defence; its inventory is kept in its status ([`inventory`]);
 //! - [`shards`]: replicas share the Stacks through shard Leases held with
 //!   `kube-lease-manager`;
 //! - [`metrics`]: Prometheus text metrics;
@@ -29,10 +30,12 @@ pub mod scope;
 pub mod shards;
 pub mod sources;
 pub mod status;
+pub mod tenancy;
 
 pub use crd::{Stack, StackSpec, StackStatus};
 pub use grants::{Grant, Grants, GrantsError};
 pub use shards::ShardSettings;
+pub use tenancy::Tenancy;
 
 use futures::StreamExt;
 use krt_host::{EngineOptions, KubeCluster};
@@ -54,6 +57,8 @@ pub struct Settings {
     pub shards: ShardSettings,
     /// What Stacks may touch beyond their own namespace.
     pub grants: Grants,
+    /// Who Stacks act as, and which references they may make.
+    pub tenancy: Tenancy,
     /// Directories `spec.component.path` and middleware paths may point into.
     pub component_dirs: Vec<PathBuf>,
     /// Stacks reconciled at once.
@@ -116,7 +121,7 @@ impl StackController {
             .limits
             .call_timeout
             .max(MAX_TIMEOUT + Duration::from_secs(30));
-        let runtimes = runtimes::Runtimes::new(cluster.clone(), &engine)?;
+        let runtimes = runtimes::Runtimes::new(&engine)?;
         let metrics = Arc::new(Metrics::default());
         let (tx, acquired) = futures::channel::mpsc::unbounded();
         let shards = Arc::new(shards::Shards::new(
@@ -133,6 +138,7 @@ impl StackController {
             cluster,
             runtimes,
             settings.grants.clone(),
+            settings.tenancy.clone(),
             settings.component_dirs.clone(),
             shards,
             metrics,

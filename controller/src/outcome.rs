@@ -101,21 +101,31 @@ pub fn resource_health(id: &str, health: &Health) -> ResourceHealth {
     }
 }
 
+/// One failed resource for a message, saying which line of defence refused
+/// it: krt's policy (its message names the grant that would allow it), or
+/// the API server's authorization (its Forbidden text, naming the user).
+fn failure(id: &str, reason: &str, message: &str) -> String {
+    match reason {
+        "Forbidden" => format!("{id}: Forbidden by the API server: {message}"),
+        _ => format!("{id}: {reason}: {message}"),
+    }
+}
+
 /// The verdict of a plan whose dry runs failed (nothing was written): Stalled
 /// when every failure is one a retry cannot fix (an invalid object, a
-/// refusal), else Failed.
+/// refusal), else Failed. The reason is `Forbidden` or `PolicyDenied` when
+/// every failure is that refusal, else `DryRunFailed`.
 pub fn plan_failed(plan: &Plan, stack: &krt_stack::Stack) -> Verdict {
-    let failures: Vec<(String, bool)> = stack
+    let failures: Vec<(String, &str, bool)> = stack
         .order
         .iter()
         .filter_map(|&i| {
             let status = plan.planned[i].status.as_ref().filter(|s| s.is_error())?;
             let fatal = !status.retryable && status.code != StatusCode::Unreachable;
+            let id = &stack.resources[i].id;
             Some((
-                format!(
-                    "{}: {}: {}",
-                    stack.resources[i].id, status.reason, status.message
-                ),
+                failure(id, &status.reason, &status.message),
+                status.reason.as_str(),
                 fatal,
             ))
         })
@@ -124,20 +134,18 @@ pub fn plan_failed(plan: &Plan, stack: &krt_stack::Stack) -> Verdict {
         "the dry run failed, nothing was applied: {}",
         failures
             .iter()
-            .map(|(m, _)| m.as_str())
+            .map(|(m, _, _)| m.as_str())
             .collect::<Vec<_>>()
             .join("; ")
     );
-    if failures.iter().all(|(_, fatal)| *fatal) {
-        Verdict::Stalled {
-            reason: "DryRunFailed",
-            message,
-        }
+    let reason = ["Forbidden", "PolicyDenied"]
+        .into_iter()
+        .find(|refusal| failures.iter().all(|(_, r, _)| r == refusal))
+        .unwrap_or("DryRunFailed");
+    if failures.iter().all(|(_, _, fatal)| *fatal) {
+        Verdict::Stalled { reason, message }
     } else {
-        Verdict::Failed {
-            reason: "DryRunFailed",
-            message,
-        }
+        Verdict::Failed { reason, message }
     }
 }
 
@@ -153,7 +161,7 @@ pub fn applied(
         .iter()
         .filter(|r| matches!(r.result, Outcome::Failed | Outcome::Skipped))
         .map(|r| match (&r.error, &r.skipped_because) {
-            (Some(e), _) => format!("{}: {}: {}", r.id, e.reason, e.message),
+            (Some(e), _) => failure(&r.id, &e.reason, &e.message),
             (None, Some(cause)) => format!("{}: skipped, as {cause} failed", r.id),
             (None, None) => r.id.clone(),
         })

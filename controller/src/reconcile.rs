@@ -16,6 +16,7 @@ use crate::scope::{self, DiscoveryError};
 use crate::shards::{Entered, Shards};
 use crate::sources::{self, Chain, InputError};
 use crate::status::StatusWriter;
+use crate::tenancy::Tenancy;
 use krt_host::{ComponentRuntime, KubeCluster};
 use krt_stack::model::{
     ApplyMode as RuntimeMode, ApplyOptions, DeleteRequest, ReadOptions, WatchRequest,
@@ -80,10 +81,13 @@ struct Done {
 
 /// What every reconcile shares.
 pub struct Context {
-    /// The client (Stack objects, ConfigMaps, Events).
+    /// The controller's own client (Stack objects and their status, Events).
     pub client: kube::Client,
-    /// The cluster the sandbox reaches.
+    /// The cluster the sandbox reaches, as the controller; a Stack with a
+    /// ServiceAccount reaches it [acting as](KubeCluster::acting_as) that account.
     pub cluster: Arc<KubeCluster>,
+    /// Who Stacks act as, and which references they may make.
+    pub tenancy: Tenancy,
     /// Compiled component chains.
     pub runtimes: Runtimes,
     /// What Stacks may touch beyond their namespace.
@@ -110,6 +114,7 @@ impl Context {
         cluster: Arc<KubeCluster>,
         runtimes: Runtimes,
         grants: Grants,
+        tenancy: Tenancy,
         component_dirs: Vec<PathBuf>,
         shards: Arc<Shards>,
         metrics: Arc<Metrics>,
@@ -119,6 +124,7 @@ impl Context {
         Context {
             client,
             cluster,
+            tenancy,
             runtimes,
             grants,
             component_dirs,
@@ -193,6 +199,22 @@ impl Context {
             running.remove(&key(stack));
         }
         self.metrics.in_flight.set(running.len() as i64);
+    }
+
+    /// The cluster as `stack` reaches it: acting as its ServiceAccount, or as
+    /// the controller when it runs as the controller.
+    ///
+    /// # Errors
+    /// Why the Stack cannot act as the account it names.
+    fn cluster_for(&self, stack: &Stack) -> Result<Arc<KubeCluster>, String> {
+        match self.tenancy.identity(stack)? {
+            Some(who) => self
+                .cluster
+                .acting_as(&who)
+                .map(Arc::new)
+                .map_err(|e| chain_message(&e)),
+            None => Ok(self.cluster.clone()),
+        }
     }
 
     async fn publish(&self, stack: &Stack, type_: EventType, reason: &str, note: String) {
@@ -437,7 +459,16 @@ async fn apply(
         }
     };
     let namespace = stack.namespace_or_default();
-    let inputs = match sources::read(&ctx.client, stack, &ctx.component_dirs).await {
+    let cluster = match ctx.cluster_for(stack) {
+        Ok(cluster) => cluster,
+        Err(message) => {
+            let v = stalled("InvalidSpec", message);
+            let base = status.current.clone();
+            return conclude(stack, ctx, &mut status, v, base, started, interval).await;
+        }
+    };
+    let read = sources::read(cluster.client(), stack, &ctx.component_dirs, &ctx.tenancy).await;
+    let inputs = match read {
         Ok(inputs) => inputs,
         Err(e) => {
             let verdict = match e {
@@ -446,6 +477,10 @@ async fn apply(
                 InputError::SourceNotFound(m) => Verdict::Failed {
                     reason: "SourceNotFound",
                     message: m,
+                },
+                e @ InputError::Forbidden(_) => Verdict::Failed {
+                    reason: "SourceForbidden",
+                    message: e.to_string(),
                 },
                 e @ InputError::ReadComponent { .. } => Verdict::Failed {
                     reason: "ComponentUnavailable",
@@ -458,7 +493,7 @@ async fn apply(
         }
     };
     let policy = ctx.grants.policy_for(namespace);
-    let placed = scope::place(&ctx.cluster, namespace, inputs.loaded, &policy)
+    let placed = scope::place(&cluster, namespace, inputs.loaded, &policy)
         .await
         .map_err(StepError::Discovery)?;
     let mut graph = match placed {
@@ -475,7 +510,7 @@ async fn apply(
         return conclude(stack, ctx, &mut status, v, base, started, interval).await;
     }
     let revision = revision(&graph, &inputs.chain, stack);
-    let runtime = match ctx.runtimes.get(&inputs.chain, policy).await {
+    let runtime = match ctx.runtimes.get(&inputs.chain, policy, &cluster).await {
         Ok(runtime) => runtime,
         Err(e) => {
             let message = format!("{} (chain: {})", chain_message(&e), inputs.chain.origins());
@@ -645,18 +680,21 @@ async fn cleanup(stack: &Stack, ctx: &Context, entered: &Entered) -> Result<Acti
         return Ok(Action::await_change());
     }
     let policy = ctx.grants.policy_for(namespace);
-    let chain = match sources::read(&ctx.client, stack, &ctx.component_dirs).await {
+    // Deleted as the Stack's account, never as the controller on its behalf.
+    let cluster = ctx.cluster_for(stack).map_err(StepError::Cleanup)?;
+    let read = sources::read(cluster.client(), stack, &ctx.component_dirs, &ctx.tenancy).await;
+    let chain = match read {
         Ok(inputs) => inputs.chain,
         Err(e) => {
             tracing::info!(error = %e, "the Stack's inputs are gone: deleting its resources with the built-in runtime");
             Chain::default()
         }
     };
-    let runtime = match ctx.runtimes.get(&chain, policy.clone()).await {
+    let runtime = match ctx.runtimes.get(&chain, policy.clone(), &cluster).await {
         Ok(r) => r,
         Err(_) => ctx
             .runtimes
-            .get(&Chain::default(), policy)
+            .get(&Chain::default(), policy, &cluster)
             .await
             .map_err(|e| StepError::Cleanup(chain_message(&e)))?,
     };

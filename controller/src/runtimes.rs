@@ -16,7 +16,6 @@ pub const CACHED_CHAINS: usize = 32;
 /// Compiled chains by digest.
 pub struct Runtimes {
     engine: SharedEngine,
-    cluster: Arc<KubeCluster>,
     limits: Limits,
     cache: Mutex<VecDeque<(String, ComponentRuntime)>>,
 }
@@ -27,25 +26,29 @@ impl Runtimes {
     ///
     /// # Errors
     /// wasmtime rejects the engine configuration or its cache directory.
-    pub fn new(cluster: Arc<KubeCluster>, options: &EngineOptions) -> Result<Self, Error> {
+    pub fn new(options: &EngineOptions) -> Result<Self, Error> {
         Ok(Runtimes {
             engine: SharedEngine::new(options)?,
-            cluster,
             limits: options.limits.clone(),
             cache: Mutex::new(VecDeque::new()),
         })
     }
 
     /// The runtime of `chain` under `policy` (its middleware get no cluster
-    /// access), compiling the chain unless it is cached.
+    /// access) reaching `cluster`, compiling the chain unless it is cached.
     ///
     /// # Errors
     /// A component that does not load: invalid, refused imports, a world or
     /// version mismatch, a middleware given as the runtime or the reverse.
-    pub async fn get(&self, chain: &Chain, policy: Policy) -> Result<ComponentRuntime, Error> {
+    pub async fn get(
+        &self,
+        chain: &Chain,
+        policy: Policy,
+        cluster: &Arc<KubeCluster>,
+    ) -> Result<ComponentRuntime, Error> {
         let digest = chain.digest();
         if let Some(found) = self.cached(&digest) {
-            return Ok(found.with_policy(policy));
+            return Ok(found.with_policy(policy).with_cluster(cluster.clone()));
         }
         let mut builder = ComponentRuntime::builder(chain.runtime_source());
         for m in &chain.middleware {
@@ -55,7 +58,7 @@ impl Runtimes {
             });
         }
         let runtime = builder
-            .build_with_engine(&self.engine, self.cluster.clone(), self.limits.clone())
+            .build_with_engine(&self.engine, cluster.clone(), self.limits.clone())
             .await?;
         let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
         cache.push_front((digest, runtime.clone()));

@@ -1,10 +1,11 @@
-//! A Stack's inputs: its manifests (inline, and from ConfigMaps of its
-//! namespace) parsed by krt-stack's manifest reader, and its component chain
+//! A Stack's inputs: its manifests (inline, and from ConfigMaps, read as
+//! the Stack's identity) parsed by krt-stack's manifest reader, and its component chain
 //! (files under the controller's component directories, or ConfigMap
 //! `binaryData`), all read fresh on each reconcile and summed up in a digest,
 //! the revision.
 
 use crate::crd::{ComponentRef, Stack};
+use crate::tenancy::Tenancy;
 use k8s_openapi::api::core::v1::ConfigMap;
 use krt_host::ComponentSource;
 use krt_stack::manifest::{self, Loaded};
@@ -96,6 +97,10 @@ pub enum InputError {
     /// A ConfigMap or one of its keys is missing (it may appear later).
     #[error("{0}")]
     SourceNotFound(String),
+    /// The API server refused to let the Stack's identity read a ConfigMap
+    /// (its Forbidden message, which names the user and what was refused).
+    #[error("the API server refused to read a source: {0}")]
+    Forbidden(String),
     /// A component file could not be read.
     #[error("failed to read component '{}'", path.display())]
     ReadComponent {
@@ -116,9 +121,11 @@ pub enum InputError {
     },
 }
 
-/// Reads the manifests and components of `stack`; ConfigMaps are read from
-/// the Stack's namespace with `client`, component paths must lie under one
-/// of `component_dirs`.
+/// Reads the manifests and components of `stack`; ConfigMaps are read with
+/// `client` (the Stack's identity, so that its RBAC decides what it may read),
+/// from the Stack's namespace unless a reference names another (refused
+/// before any request when `tenancy` forbids it); component paths must lie
+/// under one of `component_dirs`.
 ///
 /// # Errors
 /// [`InputError`]: each manifest problem is listed, with its origin
@@ -127,9 +134,39 @@ pub async fn read(
     client: &kube::Client,
     stack: &Stack,
     component_dirs: &[PathBuf],
+    tenancy: &Tenancy,
 ) -> Result<Inputs, InputError> {
-    let namespace = stack.namespace_or_default();
-    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+    let own = stack.namespace_or_default();
+    let configs = stack
+        .spec
+        .config_maps
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (format!("spec.configMaps[{i}]"), c.namespace.as_deref()));
+    let components = stack
+        .spec
+        .middleware
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (format!("spec.middleware[{i}]"), m))
+        .chain(
+            stack
+                .spec
+                .component
+                .iter()
+                .map(|c| ("spec.component".to_owned(), c)),
+        )
+        .filter_map(|(at, c)| c.config_map.as_ref().map(|k| (at, k.namespace.as_deref())));
+    for (at, namespace) in configs.chain(components) {
+        tenancy
+            .check_reference(&at, own, namespace.unwrap_or(own))
+            .map_err(InputError::InvalidSpec)?;
+    }
+    let reader = Reader {
+        client,
+        own,
+        component_dirs,
+    };
     let mut loaded = Vec::new();
     let mut problems = Vec::new();
     let mut add = |parsed: Result<Vec<Loaded>, manifest::ManifestError>| match parsed {
@@ -141,8 +178,9 @@ pub async fn read(
         add(manifest::parse(&format!("spec.resources[{i}]"), &text));
     }
     for source in &stack.spec.config_maps {
-        let what = format!("{namespace}/{}", source.name);
-        let cm = get(&config_maps, &source.name, &what).await?;
+        let (cm, what) = reader
+            .config_map(source.namespace.as_deref(), &source.name)
+            .await?;
         let data = cm.data.unwrap_or_default();
         let keys: Vec<&String> = match &source.key {
             Some(key) if data.contains_key(key) => vec![key],
@@ -179,76 +217,85 @@ pub async fn read(
     let mut chain = Chain::default();
     for (i, m) in stack.spec.middleware.iter().enumerate() {
         let at = format!("spec.middleware[{i}]");
-        chain
-            .middleware
-            .push(component(&config_maps, namespace, m, &at, component_dirs).await?);
+        chain.middleware.push(reader.component(m, &at).await?);
     }
     if let Some(c) = &stack.spec.component {
-        chain.runtime =
-            Some(component(&config_maps, namespace, c, "spec.component", component_dirs).await?);
+        chain.runtime = Some(reader.component(c, "spec.component").await?);
     }
     Ok(Inputs { loaded, chain })
 }
 
-async fn get(api: &Api<ConfigMap>, name: &str, what: &str) -> Result<ConfigMap, InputError> {
-    match api.get_opt(name).await {
-        Ok(Some(cm)) => Ok(cm),
-        Ok(None) => Err(InputError::SourceNotFound(format!(
-            "ConfigMap {what} does not exist"
-        ))),
-        Err(source) => Err(InputError::Kube {
-            what: what.to_owned(),
-            source,
-        }),
-    }
+/// Reads one Stack's ConfigMaps and component files.
+struct Reader<'a> {
+    client: &'a kube::Client,
+    /// The Stack's namespace.
+    own: &'a str,
+    component_dirs: &'a [PathBuf],
 }
 
-/// Reads one component reference.
-async fn component(
-    config_maps: &Api<ConfigMap>,
-    namespace: &str,
-    reference: &ComponentRef,
-    at: &str,
-    component_dirs: &[PathBuf],
-) -> Result<Component, InputError> {
-    match (&reference.path, &reference.config_map) {
-        (Some(path), None) => {
-            let path = allowed_path(Path::new(path), component_dirs, at)?;
-            let bytes =
-                tokio::fs::read(&path)
-                    .await
-                    .map_err(|source| InputError::ReadComponent {
-                        path: path.clone(),
-                        source,
+impl Reader<'_> {
+    /// The ConfigMap `name` of `namespace` (the Stack's when `None`), and
+    /// how messages name it (`namespace/name`).
+    async fn config_map(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<(ConfigMap, String), InputError> {
+        let namespace = namespace.unwrap_or(self.own);
+        let what = format!("{namespace}/{name}");
+        let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), namespace);
+        match api.get_opt(name).await {
+            Ok(Some(cm)) => Ok((cm, what)),
+            Ok(None) => Err(InputError::SourceNotFound(format!(
+                "ConfigMap {what} does not exist"
+            ))),
+            Err(kube::Error::Api(status)) if status.code == 403 => {
+                Err(InputError::Forbidden(status.message))
+            }
+            Err(source) => Err(InputError::Kube { what, source }),
+        }
+    }
+
+    /// Reads one component reference.
+    async fn component(&self, reference: &ComponentRef, at: &str) -> Result<Component, InputError> {
+        match (&reference.path, &reference.config_map) {
+            (Some(path), None) => {
+                let path = allowed_path(Path::new(path), self.component_dirs, at)?;
+                let bytes =
+                    tokio::fs::read(&path)
+                        .await
+                        .map_err(|source| InputError::ReadComponent {
+                            path: path.clone(),
+                            source,
+                        })?;
+                Ok(Component {
+                    name: stem(&path.to_string_lossy()),
+                    origin: format!("file {}", path.display()),
+                    bytes: bytes.into(),
+                })
+            }
+            (None, Some(key)) => {
+                let (cm, what) = self.config_map(key.namespace.as_deref(), &key.name).await?;
+                let bytes = cm
+                    .binary_data
+                    .unwrap_or_default()
+                    .remove(&key.key)
+                    .ok_or_else(|| {
+                        InputError::SourceNotFound(format!(
+                            "ConfigMap {what} has no binaryData key `{}` ({at})",
+                            key.key
+                        ))
                     })?;
-            Ok(Component {
-                name: stem(&path.to_string_lossy()),
-                origin: format!("file {}", path.display()),
-                bytes: bytes.into(),
-            })
+                Ok(Component {
+                    name: stem(&key.key),
+                    origin: format!("ConfigMap {what}, key {}", key.key),
+                    bytes: bytes.0.into(),
+                })
+            }
+            _ => Err(InputError::InvalidSpec(format!(
+                "{at} must set exactly one of `path` and `configMap`"
+            ))),
         }
-        (None, Some(key)) => {
-            let what = format!("{namespace}/{}", key.name);
-            let cm = get(config_maps, &key.name, &what).await?;
-            let bytes = cm
-                .binary_data
-                .unwrap_or_default()
-                .remove(&key.key)
-                .ok_or_else(|| {
-                    InputError::SourceNotFound(format!(
-                        "ConfigMap {what} has no binaryData key `{}` ({at})",
-                        key.key
-                    ))
-                })?;
-            Ok(Component {
-                name: stem(&key.key),
-                origin: format!("ConfigMap {what}, key {}", key.key),
-                bytes: bytes.0.into(),
-            })
-        }
-        _ => Err(InputError::InvalidSpec(format!(
-            "{at} must set exactly one of `path` and `configMap`"
-        ))),
     }
 }
 

@@ -13,8 +13,7 @@ use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-use support::{Harness, config_map, stack, tagger_component, until};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use support::{Harness, Setup, config_map, scrape, stack, tagger_component, until};
 
 /// Long enough for a first reconcile on a loaded 2-core machine.
 const READY_WITHIN: Duration = Duration::from_secs(60);
@@ -28,24 +27,6 @@ async fn event_reasons(h: &Harness, name: &str) -> Vec<String> {
         .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
         .filter_map(|e| e.reason)
         .collect()
-}
-
-/// The controller's metrics, scraped over HTTP.
-async fn scrape(url: &str) -> String {
-    let rest = url.strip_prefix("http://").expect("an http URL");
-    let (address, path) = rest.split_once('/').expect("a path");
-    let mut stream = tokio::net::TcpStream::connect(address)
-        .await
-        .expect("the metrics port answers");
-    let request = format!("GET /{path} HTTP/1.0\r\nHost: {address}\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.expect("sent");
-    let mut response = String::new();
-    stream
-        .read_to_string(&mut response)
-        .await
-        .expect("a response");
-    assert!(response.starts_with("HTTP/1.0 200"), "{response}");
-    response
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -574,7 +555,11 @@ async fn a_stack_runs_a_component_from_a_component_dir_and_paths_outside_are_sta
     let outside = temp.path().join("outside.wasm");
     std::fs::write(&outside, krt_host::DEFAULT_COMPONENT).unwrap();
     std::os::unix::fs::symlink(&outside, dir.join("link.wasm")).unwrap();
-    let h = Harness::start_with_component_dirs(Grants::default(), vec![dir.clone()]).await;
+    let h = Harness::start_with(Setup {
+        component_dirs: vec![dir.clone()],
+        ..Setup::default()
+    })
+    .await;
 
     let inside = dir.join("runtime.wasm");
     for (name, path) in [

@@ -1,7 +1,7 @@
 //! Choosing and connecting to a cluster the way kubectl does, or starting the
 //! embedded simulator when there is no cluster configuration at all.
 
-use crate::cluster::KubeCluster;
+use crate::cluster::{Impersonation, KubeCluster};
 use crate::error::Error;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use std::path::PathBuf;
@@ -36,6 +36,9 @@ pub struct ConnectOptions {
     /// The most requests in flight at once (the ceiling of the adaptive
     /// limit); `None` is [`DEFAULT_MAX_IN_FLIGHT`](crate::DEFAULT_MAX_IN_FLIGHT).
     pub max_in_flight: Option<usize>,
+    /// Who every request impersonates (`--as`, `--as-group`); `None` sends
+    /// them as the kubeconfig's user.
+    pub impersonate: Option<Impersonation>,
 }
 
 /// A connected cluster.
@@ -129,23 +132,37 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connected, Error> {
         source,
     })?;
     Ok(Connected {
-        cluster: Arc::new(limited(
+        cluster: Arc::new(configured(
             KubeCluster::new(client, namespace).with_server(url.clone()),
             options,
-        )),
+        )?),
         #[cfg(feature = "sim")]
         sim: None,
-        description: format!("cluster {url} (from {source})"),
+        description: format!("cluster {url} (from {source}){}", acting(options)),
         context: options.context.clone().or(current),
     })
 }
 
-/// `cluster` with the request ceiling of `options`.
-fn limited(cluster: KubeCluster, options: &ConnectOptions) -> KubeCluster {
-    match options.max_in_flight {
+/// `cluster` with the request ceiling of `options`, acting as the user
+/// `options` impersonates.
+fn configured(cluster: KubeCluster, options: &ConnectOptions) -> Result<KubeCluster, Error> {
+    let cluster = match options.max_in_flight {
         Some(ceiling) => cluster.with_max_in_flight(ceiling),
         None => cluster,
+    };
+    match &options.impersonate {
+        Some(who) => cluster.acting_as(who),
+        None => Ok(cluster),
     }
+}
+
+/// `, as USER` when `options` impersonate someone.
+fn acting(options: &ConnectOptions) -> String {
+    options
+        .impersonate
+        .as_ref()
+        .map(|who| format!(", as {who}"))
+        .unwrap_or_default()
 }
 
 /// An error of the kubeconfig `what`.
@@ -186,14 +203,15 @@ async fn start_sim(options: &ConnectOptions) -> Result<Connected, Error> {
         None => String::new(),
     };
     let description = format!(
-        "the embedded cluster krt-sim at {} ({why}{kept})",
-        sim.url()
+        "the embedded cluster krt-sim at {} ({why}{kept}){}",
+        sim.url(),
+        acting(options)
     );
     Ok(Connected {
-        cluster: Arc::new(limited(
+        cluster: Arc::new(configured(
             KubeCluster::new(client, namespace).with_server(sim.url()),
             options,
-        )),
+        )?),
         sim: Some(sim),
         description,
         context: None,

@@ -129,6 +129,15 @@ pub enum Error {
     /// No kubeconfig anywhere, and not running in a pod.
     #[error("no kubeconfig found (--kubeconfig, KUBECONFIG, ~/.kube/config) and not in a pod")]
     NoCluster(#[source] kube::config::InClusterError),
+    /// A user or group to impersonate cannot be sent in a header.
+    #[error("cannot impersonate '{what}': not a valid header value")]
+    Impersonation {
+        /// The user or group name.
+        what: String,
+        /// Why.
+        #[source]
+        source: http::header::InvalidHeaderValue,
+    },
     /// A client could not be built from the configuration.
     #[error("cannot build a client for {url}")]
     Client {

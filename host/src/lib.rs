@@ -28,7 +28,7 @@ mod runtime;
 mod secret_state;
 mod state;
 
-pub use cluster::{DEFAULT_MAX_IN_FLIGHT, KubeCluster, LimitStats};
+pub use cluster::{DEFAULT_MAX_IN_FLIGHT, Impersonation, KubeCluster, LimitStats};
 pub use connect::{ClusterChoice, ConnectOptions, Connected, connect};
 pub use engine::{ComponentSource, DEFAULT_COMPONENT, EngineOptions, SharedEngine, WIT_VERSION};
 pub use error::{BoxError, Error};

@@ -109,6 +109,50 @@ impl SimCluster {
             .expect("created directly");
     }
 
+    /// A kubeconfig file in the test's directory that authenticates with
+    /// `credential` (as the user `name` in its contexts).
+    pub fn kubeconfig_as(&self, name: &str, credential: &krt_sim::Credential) -> PathBuf {
+        let path = self.dir.path().join(format!("kubeconfig-{name}"));
+        std::fs::write(&path, self.sim.kubeconfig_yaml_as(name, credential))
+            .expect("kubeconfig written");
+        path
+    }
+
+    /// A kubeconfig file in the test's directory that authenticates as the
+    /// ServiceAccount `name` of `namespace` (created when missing) with a
+    /// token from its TokenRequest, as a pod of that account would.
+    pub async fn kubeconfig_for_service_account(&self, namespace: &str, name: &str) -> PathBuf {
+        use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+        use k8s_openapi::api::core::v1::ServiceAccount;
+        let accounts: Api<ServiceAccount> = Api::namespaced(self.client.clone(), namespace);
+        if accounts.get_opt(name).await.expect("GET works").is_none() {
+            let account: ServiceAccount = serde_json::from_value(serde_json::json!({
+                "metadata": {"name": name, "namespace": namespace}
+            }))
+            .expect("a ServiceAccount");
+            accounts
+                .create(&Default::default(), &account)
+                .await
+                .expect("the ServiceAccount is created");
+        }
+        let request = TokenRequest {
+            spec: TokenRequestSpec {
+                audiences: Vec::new(),
+                ..TokenRequestSpec::default()
+            },
+            ..TokenRequest::default()
+        };
+        let issued = accounts
+            .create_token_request(name, &Default::default(), &request)
+            .await
+            .expect("a token is issued");
+        let token = issued.status.expect("the token").token;
+        self.kubeconfig_as(
+            &format!("{namespace}-{name}"),
+            &krt_sim::Credential::Token(token),
+        )
+    }
+
     /// Creates a namespace directly.
     pub async fn create_namespace(&self, name: &str) {
         self.create("namespaces", crate::namespace(name)).await;

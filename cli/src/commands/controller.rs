@@ -7,9 +7,9 @@ use crate::args::{ExitCode, GlobalArgs, InputArgs};
 use crate::output::Printer;
 use crate::session;
 use anyhow::Context;
-use krt_controller::install::{InstallOptions, manifests};
+use krt_controller::install::{self, InstallOptions, manifests};
 use krt_controller::shards::MIN_LEASE_DURATION;
-use krt_controller::{Grant, Grants, Settings, ShardSettings, StackController};
+use krt_controller::{Grant, Grants, Settings, ShardSettings, StackController, Tenancy};
 use krt_host::{ClusterChoice, EngineOptions, connect};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -66,6 +66,15 @@ pub struct RunArgs {
     /// Where /metrics (Prometheus text) and /healthz are served.
     #[arg(long, default_value = "0.0.0.0:8080")]
     pub metrics_address: SocketAddr,
+    /// The ServiceAccount (of each Stack's own namespace) that Stacks naming
+    /// no spec.serviceAccountName run as. Without it they run as the
+    /// controller: only for single-tenant clusters.
+    #[arg(long, value_name = "NAME")]
+    pub default_service_account: Option<String>,
+    /// Refuse Stacks whose ConfigMap sources lie in another namespace than
+    /// the Stack's.
+    #[arg(long)]
+    pub no_cross_namespace_refs: bool,
 }
 
 /// A `--lease-duration` value: whole seconds, at least the shortest the shards allow.
@@ -108,9 +117,28 @@ pub struct InstallArgs {
     /// How many shards Stacks are spread over.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub shards: u32,
+    /// How tenants are separated: `multi` (each Stack applies as its
+    /// ServiceAccount, `default` unless it names one; the controller may write
+    /// no tenant objects itself) or `single` (the controller may write every
+    /// kind, and Stacks naming no account run as it).
+    #[arg(long, value_enum, default_value_t = TenancyArg::Multi)]
+    pub tenancy: TenancyArg,
+    /// The ServiceAccount Stacks naming none run as (default: `default` with
+    /// --tenancy multi, the controller itself with --tenancy single).
+    #[arg(long, value_name = "NAME")]
+    pub default_service_account: Option<String>,
     /// With --apply: wait for the Deployment to become available.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub watch: bool,
+}
+
+/// `--tenancy` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TenancyArg {
+    /// Stacks apply as ServiceAccounts of their namespaces.
+    Multi,
+    /// The controller applies every kind itself.
+    Single,
 }
 
 /// The stack `krt controller install --apply` records its objects in.
@@ -159,6 +187,12 @@ impl RunArgs {
         options.choice = ClusterChoice::Kubeconfig;
         let connected = connect(&options).await?;
         let identity = self.identity.clone().unwrap_or_else(default_identity);
+        let runs_as = match &self.default_service_account {
+            Some(name) => {
+                format!("Stacks naming no ServiceAccount run as '{name}' of their namespace")
+            }
+            None => "Stacks naming no ServiceAccount run as the controller (single-tenant)".into(),
+        };
         let concurrency = u32::from(self.concurrency) * u32::from(self.resource_concurrency);
         let settings = Settings {
             shards: ShardSettings {
@@ -168,6 +202,10 @@ impl RunArgs {
                 lease_duration: self.lease_duration,
             },
             grants,
+            tenancy: Tenancy {
+                default_service_account: self.default_service_account.clone(),
+                no_cross_namespace_refs: self.no_cross_namespace_refs,
+            },
             component_dirs: self.component_dirs.clone(),
             concurrency: self.concurrency,
             resource_concurrency: usize::from(self.resource_concurrency),
@@ -186,7 +224,7 @@ impl RunArgs {
             .map(|a| format!(", metrics at http://{a}/metrics"))
             .unwrap_or_default();
         printer.note(format!(
-            "controller {identity} reconciling Stacks in {}: {} shard(s) on Leases in {}{metrics}",
+            "controller {identity} reconciling Stacks in {}: {} shard(s) on Leases in {}{metrics}; {runs_as}",
             connected.description, self.shards, self.lease_namespace
         ));
         controller.run(shutdown_signal()).await;
@@ -225,6 +263,11 @@ impl InstallArgs {
             image: self.image.clone(),
             replicas: self.replicas,
             shards: self.shards,
+            tenancy: match self.tenancy {
+                TenancyArg::Multi => install::Tenancy::Multi,
+                TenancyArg::Single => install::Tenancy::Single,
+            },
+            default_service_account: self.default_service_account.clone(),
         };
         let documents: Vec<String> = manifests(&options)
             .iter()

@@ -1,17 +1,23 @@
-//! A krt-sim cluster with the Stack CRD installed and one in-process
-//! controller reconciling it, the waits the tests share, and the test
-//! components they run.
+//! A krt-sim cluster with the Stack CRD installed (or the whole of
+//! `krt controller install`) and one in-process controller reconciling it,
+//! the waits the tests share, and the test components they run.
 
-use krt_controller::install::crd;
-use krt_controller::{Grants, Settings, ShardSettings, Stack, StackController};
+#![allow(
+    dead_code,
+    reason = "each test binary of the controller uses part of what they share"
+)]
+
+use krt_controller::install::{self, InstallOptions, crd};
+use krt_controller::{Grants, Settings, ShardSettings, Stack, StackController, Tenancy};
 use krt_host::{ClusterChoice, ConnectOptions, EngineOptions, connect};
 use krt_testkit::SimCluster;
 use kube::Api;
-use kube::api::PostParams;
+use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 use std::future::Future;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -31,27 +37,60 @@ pub struct Harness {
     task: Option<JoinHandle<()>>,
 }
 
+/// How the controller of a [`Harness`] is installed and run.
+#[derive(Default)]
+pub struct Setup {
+    /// What Stacks may touch beyond their namespace.
+    pub grants: Grants,
+    /// The controller's `--component-dir`s.
+    pub component_dirs: Vec<PathBuf>,
+    /// `Some`: the manifests of `krt controller install --tenancy` are applied
+    /// (all but the Deployment, whose part this process plays) and the
+    /// controller runs as their ServiceAccount `krt-system/krt-controller`
+    /// with the Deployment's `--default-service-account`. `None`: the CRD
+    /// alone, and the controller runs as the simulator's admin.
+    pub installed: Option<install::Tenancy>,
+    /// The controller's `--no-cross-namespace-refs`.
+    pub no_cross_namespace_refs: bool,
+}
+
 impl Harness {
     /// Starts everything; Stacks may touch what `grants` allow beyond their namespace.
     pub async fn start(grants: Grants) -> Harness {
-        Harness::start_with_component_dirs(grants, Vec::new()).await
+        Harness::start_with(Setup {
+            grants,
+            ..Setup::default()
+        })
+        .await
     }
 
-    /// As [`Harness::start`], with the controller's `--component-dir`s.
-    pub async fn start_with_component_dirs(
-        grants: Grants,
-        component_dirs: Vec<PathBuf>,
-    ) -> Harness {
+    /// Starts everything as `setup` says.
+    pub async fn start_with(setup: Setup) -> Harness {
         // The controller's logs, as RUST_LOG says (shown for failed tests).
         let _ = tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
             .with_test_writer()
             .try_init();
         let cluster = SimCluster::start_tls().await;
-        prepare(&cluster, &["team-a"]).await;
+        let (kubeconfig, tenancy) = match setup.installed {
+            None => {
+                prepare(&cluster, &["team-a"]).await;
+                (cluster.kubeconfig.clone(), Tenancy::default())
+            }
+            Some(mode) => {
+                let tenancy = install(&cluster, mode).await;
+                for ns in ["team-a", "team-b"] {
+                    cluster.create_namespace(ns).await;
+                }
+                let kubeconfig = cluster
+                    .kubeconfig_for_service_account(LEASES, "krt-controller")
+                    .await;
+                (kubeconfig, tenancy)
+            }
+        };
         let connected = connect(&ConnectOptions {
             choice: ClusterChoice::Kubeconfig,
-            kubeconfig: Some(cluster.kubeconfig.clone()),
+            kubeconfig: Some(kubeconfig),
             ..ConnectOptions::default()
         })
         .await
@@ -63,8 +102,13 @@ impl Harness {
                 shards: 2,
                 lease_duration: Duration::from_secs(3),
             },
-            grants,
-            component_dirs,
+            grants: setup.grants,
+            tenancy: Tenancy {
+                no_cross_namespace_refs: tenancy.no_cross_namespace_refs
+                    || setup.no_cross_namespace_refs,
+                ..tenancy
+            },
+            component_dirs: setup.component_dirs,
             concurrency: 4,
             resource_concurrency: 4,
             metrics_address: Some("127.0.0.1:0".parse().expect("an address")),
@@ -130,6 +174,95 @@ impl Harness {
             .get("v1", "ConfigMap", "configmaps", Some(namespace), name)
             .await
     }
+}
+
+/// Applies the manifests of `krt controller install --tenancy MODE` but its
+/// Deployment (server-side, as the admin), and returns the tenancy that
+/// Deployment's arguments give the controller.
+async fn install(cluster: &SimCluster, mode: install::Tenancy) -> Tenancy {
+    let options = InstallOptions {
+        namespace: LEASES.into(),
+        image: "krt:test".into(),
+        replicas: 1,
+        shards: 2,
+        tenancy: mode,
+        default_service_account: None,
+    };
+    let mut args = Vec::new();
+    for object in install::manifests(&options) {
+        if object["kind"] == "Deployment" {
+            let container = &object["spec"]["template"]["spec"]["containers"][0];
+            args = serde_json::from_value(container["args"].clone()).expect("string arguments");
+            continue;
+        }
+        apply(cluster, &object).await;
+    }
+    let default_service_account = args
+        .windows(2)
+        .find(|w: &&[String]| w[0] == "--default-service-account")
+        .map(|w| w[1].clone());
+    Tenancy {
+        default_service_account,
+        no_cross_namespace_refs: args.iter().any(|a| a == "--no-cross-namespace-refs"),
+    }
+}
+
+/// Applies `object` server-side as the simulator's admin (kube-rs's
+/// discovery finds its resource).
+pub async fn apply(cluster: &SimCluster, object: &Value) {
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    let api_version = text(&object["apiVersion"]);
+    let (group, version) = api_version.split_once('/').unwrap_or(("", &api_version));
+    let gvk = kube::api::GroupVersionKind::gvk(group, version, &text(&object["kind"]));
+    let (resource, capabilities) = kube::discovery::pinned_kind(&cluster.client, &gvk)
+        .await
+        .expect("the kind is served");
+    let name = text(&object["metadata"]["name"]);
+    let api: Api<DynamicObject> = match capabilities.scope {
+        kube::discovery::Scope::Namespaced => Api::namespaced_with(
+            cluster.client.clone(),
+            &text(&object["metadata"]["namespace"]),
+            &resource,
+        ),
+        kube::discovery::Scope::Cluster => Api::all_with(cluster.client.clone(), &resource),
+    };
+    api.patch(
+        &name,
+        &PatchParams::apply("krt-test"),
+        &Patch::Apply(object),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("applying {} {name}: {e}", gvk.kind));
+}
+
+/// A client authenticating with the kubeconfig file `path`.
+pub async fn client_from(path: &std::path::Path) -> kube::Client {
+    let kubeconfig = kube::config::Kubeconfig::read_from(path).expect("a kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .expect("a client configuration");
+    kube::Client::try_from(config).expect("a client")
+}
+
+/// Binds the ClusterRole `role` to the ServiceAccount `account` of
+/// `namespace` (created when missing) within `namespace`.
+pub async fn bind(cluster: &SimCluster, namespace: &str, account: &str, role: &str) {
+    apply(
+        cluster,
+        &json!({"apiVersion": "v1", "kind": "ServiceAccount",
+                "metadata": {"name": account, "namespace": namespace}}),
+    )
+    .await;
+    apply(
+        cluster,
+        &json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                "metadata": {"name": format!("{account}-{role}"), "namespace": namespace},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                            "name": role},
+                "subjects": [{"kind": "ServiceAccount", "name": account,
+                              "namespace": namespace}]}),
+    )
+    .await;
 }
 
 /// Installs the CRD and creates the Lease namespace and `namespaces`.
@@ -235,4 +368,22 @@ pub async fn tagger_component() -> Vec<u8> {
     .unwrap_or_else(|e| panic!("building the tagger middleware failed: {e}"))
     .remove(0);
     std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+/// The controller's metrics, scraped over HTTP.
+pub async fn scrape(url: &str) -> String {
+    let rest = url.strip_prefix("http://").expect("an http URL");
+    let (address, path) = rest.split_once('/').expect("a path");
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("the metrics port answers");
+    let request = format!("GET /{path} HTTP/1.0\r\nHost: {address}\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("sent");
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .await
+        .expect("a response");
+    assert!(response.starts_with("HTTP/1.0 200"), "{response}");
+    response
 }

@@ -4,8 +4,11 @@
 //! `kubernetes` imports. Objects stay JSON text end to end.
 
 mod discovery;
+mod impersonation;
 mod limit;
 
+pub use impersonation::Impersonation;
+use impersonation::impersonating;
 pub use limit::LimitStats;
 
 use crate::error::Error;
@@ -24,6 +27,7 @@ use kube::core::{
 };
 use serde_json::Value;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -38,10 +42,11 @@ pub struct KubeCluster {
     client: kube::Client,
     default_namespace: String,
     call_deadline: Duration,
-    discovery: discovery::Discovery,
-    limiter: limit::Limiter,
-    retries: AtomicU64,
+    discovery: Arc<discovery::Discovery>,
+    limiter: Arc<limit::Limiter>,
+    retries: Arc<AtomicU64>,
     server: Option<String>,
+    acting_as: Option<Impersonation>,
 }
 
 /// How many times one call is retried at most (429, and 5xx or transport
@@ -65,11 +70,38 @@ impl KubeCluster {
             client,
             default_namespace: default_namespace.into(),
             call_deadline: Duration::from_secs(30),
-            discovery: discovery::Discovery::default(),
-            limiter: limit::Limiter::new(DEFAULT_MAX_IN_FLIGHT),
-            retries: AtomicU64::new(0),
+            discovery: Arc::default(),
+            limiter: Arc::new(limit::Limiter::new(DEFAULT_MAX_IN_FLIGHT)),
+            retries: Arc::default(),
             server: None,
+            acting_as: None,
         }
+    }
+
+    /// The same cluster reached as `who` through impersonation: every request
+    /// (discovery included) carries `who`'s impersonation headers, so the API
+    /// server authorizes it as `who` after checking that this cluster's user
+    /// may impersonate them. It shares this cluster's connections, discovery
+    /// cache, request limit and retry count.
+    ///
+    /// # Errors
+    /// [`Error::Impersonation`]: a name that cannot be sent in a header.
+    pub fn acting_as(&self, who: &Impersonation) -> Result<KubeCluster, Error> {
+        Ok(KubeCluster {
+            client: impersonating(&self.client, who)?,
+            default_namespace: self.default_namespace.clone(),
+            call_deadline: self.call_deadline,
+            discovery: self.discovery.clone(),
+            limiter: self.limiter.clone(),
+            retries: self.retries.clone(),
+            server: self.server.clone(),
+            acting_as: Some(who.clone()),
+        })
+    }
+
+    /// Who this cluster's requests impersonate, when [`acting_as`](Self::acting_as) made it.
+    pub fn impersonation(&self) -> Option<&Impersonation> {
+        self.acting_as.as_ref()
     }
 
     /// Names the server in transport errors (`connect` sets it from the kubeconfig).
@@ -81,7 +113,7 @@ impl KubeCluster {
     /// Sets the most requests in flight at once (at least 1; default
     /// [`DEFAULT_MAX_IN_FLIGHT`]): the ceiling of the adaptive limit.
     pub fn with_max_in_flight(mut self, ceiling: usize) -> Self {
-        self.limiter = limit::Limiter::new(ceiling);
+        self.limiter = Arc::new(limit::Limiter::new(ceiling));
         self
     }
 

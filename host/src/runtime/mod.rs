@@ -106,6 +106,14 @@ impl ComponentRuntime {
         self
     }
 
+    /// Sends every cluster call of the chain to `cluster` (for example the
+    /// same cluster [acting as](KubeCluster::acting_as) another user); the
+    /// compiled components are shared with `self`.
+    pub fn with_cluster(mut self, cluster: Arc<KubeCluster>) -> Self {
+        self.cluster = cluster;
+        self
+    }
+
     /// The policy the runtime component's cluster calls are checked against.
     pub fn policy(&self) -> &Policy {
         &self.runtime_settings().policy

@@ -14,6 +14,7 @@ mod conformance;
 mod deletion;
 mod faults;
 mod idempotence;
+mod impersonation;
 mod kubeconfig;
 mod logic;
 mod middleware;
