@@ -268,25 +268,60 @@ async fn controller_install_prints_and_applies_the_crd_rbac_and_deployment() {
     )
     .await;
     assert_eq!(printed.code, 0, "{}", printed.stderr);
-    let kinds: Vec<&str> = printed
-        .stdout
-        .lines()
-        .filter_map(|l| l.strip_prefix("kind: "))
-        .collect();
+    let kinds = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("kind: "))
+            .map(str::to_owned)
+            .collect()
+    };
+    // Multi-tenant by default: no role that applies everything, and Stacks
+    // naming no account run as `default` of their namespace.
     assert_eq!(
-        kinds,
+        kinds(&printed.stdout),
         [
             "CustomResourceDefinition",
             "Namespace",
             "ServiceAccount",
             "ClusterRole",
-            "ClusterRole",
-            "ClusterRoleBinding",
             "ClusterRoleBinding",
             "Role",
             "RoleBinding",
             "Deployment"
         ]
+    );
+    for said in [
+        "krt.dev/tenancy: multi",
+        "- --default-service-account\n        - default\n",
+    ] {
+        assert!(printed.stdout.contains(said), "{said}: {}", printed.stdout);
+    }
+    let single = krt(
+        &cluster.kubeconfig,
+        &["controller", "install", "--tenancy", "single"],
+        None,
+    )
+    .await;
+    assert_eq!(single.code, 0, "{}", single.stderr);
+    assert_eq!(
+        kinds(&single.stdout),
+        [
+            "CustomResourceDefinition",
+            "Namespace",
+            "ServiceAccount",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "Role",
+            "RoleBinding",
+            "Deployment"
+        ]
+    );
+    assert!(
+        single.stdout.contains("krt.dev/tenancy: single")
+            && !single.stdout.contains("- --default-service-account"),
+        "{}",
+        single.stdout
     );
     assert!(printed.stdout.contains("replicas: 3"), "{}", printed.stdout);
     install(&cluster).await;

@@ -91,6 +91,33 @@ async fn krt_as_sends_every_request_as_that_user() {
         show(&run)
     );
 
+    // The state goes as her too: not in default, where she has no rights.
+    let elsewhere = manifest(dir.path(), "team-a", "state-elsewhere");
+    let args = [
+        "apply",
+        "-f",
+        &elsewhere,
+        "--yes",
+        "--state",
+        "kubernetes",
+        "--state-namespace",
+        "default",
+        "--as",
+        "alice",
+        "-s",
+        "alice-3",
+    ];
+    let run = krt_at(dir.path(), &admin, &args, None).await;
+    assert_ne!(run.code, 0, "{}", show(&run));
+    assert!(
+        run.stderr.contains("User \"alice\" cannot")
+            && run.stderr.contains("secrets")
+            && run.stderr.contains("in the namespace \"default\""),
+        "{}",
+        show(&run)
+    );
+    assert!(!live(&cluster, "team-a", "state-elsewhere").await);
+
     // Not in default, where she has no rights: the server's words, nothing written.
     let theirs = manifest(dir.path(), "default", "not-hers");
     let run = apply(
@@ -102,8 +129,10 @@ async fn krt_as_sends_every_request_as_that_user() {
     .await;
     assert_ne!(run.code, 0, "{}", show(&run));
     assert!(
-        run.stderr.contains("User \"alice\" cannot")
-            || run.stdout.contains("User \"alice\" cannot"),
+        run.stdout.contains(
+            "configmaps \"not-hers\" is forbidden: User \"alice\" cannot get resource \
+             \"configmaps\" in API group \"\" in the namespace \"default\""
+        ),
         "{}",
         show(&run)
     );
