@@ -12,7 +12,8 @@ use krt_host::{
 };
 use krt_stack::state::check_stack_name;
 use krt_stack::{
-    Binding, ClusterIdentity, LocalBackend, Owner, Stack, State, StateBackend, StateLock, Targets,
+    Binding, ClusterIdentity, LocalBackend, Owner, Run, Stack, State, StateBackend, StateLock,
+    Targets,
 };
 use std::time::Duration;
 
@@ -38,12 +39,23 @@ impl Session {
     pub async fn load_state(&self, stack: &str, printer: &Printer) -> anyhow::Result<State> {
         let (state, binding) = self.bound(stack).await?;
         if let Binding::Rebound(before) = binding {
-            printer.note(format!(
-                "the state of stack '{stack}' recorded no resources of its cluster ({before}); \
-                 it now describes this one"
-            ));
+            printer.note(rebound(stack, &before));
         }
         Ok(state)
+    }
+
+    /// Opens a run of `stack` ([`Run::open`]): its state, bound to this
+    /// cluster (a state that recorded no resources of its cluster is rebound,
+    /// and that is said), under its lock.
+    ///
+    /// # Errors
+    /// A state of another cluster, a lock another run holds, or an unreadable state.
+    pub async fn run(&self, stack: &str, printer: &Printer) -> anyhow::Result<Run<'_>> {
+        let run = Run::open(self.backend.as_ref(), stack, Some(&self.cluster)).await?;
+        if let Some(Binding::Rebound(before)) = run.binding() {
+            printer.note(rebound(stack, before));
+        }
+        Ok(run)
     }
 
     /// Takes the lock of `stack` once its state is known to be of this
@@ -63,6 +75,14 @@ impl Session {
         let binding = state.bind(&self.cluster)?;
         Ok((state, binding))
     }
+}
+
+/// The note that the state of `stack` now describes this cluster instead of `before`.
+fn rebound(stack: &str, before: &impl std::fmt::Display) -> String {
+    format!(
+        "the state of stack '{stack}' recorded no resources of its cluster ({before}); it now \
+         describes this one"
+    )
 }
 
 /// Loads and checks every input file as one stack. Every problem is printed

@@ -172,6 +172,17 @@ impl StateBackend for StatusBackend {
         })
     }
 
+    /// The Stack's own name, which needs no check: a Stack's name is not a
+    /// state file's or a Secret's.
+    fn load<'a>(&'a self, stack: &'a str) -> BoxFuture<'a, Result<State, StateError>> {
+        self.read_state(stack)
+    }
+
+    /// As [`load`](StateBackend::load): the Stack's name needs no check.
+    fn lock<'a>(&'a self, stack: &'a str) -> BoxFuture<'a, Result<Box<dyn StateLock>, StateError>> {
+        self.take_lock(stack)
+    }
+
     fn remove_lock<'a>(&'a self, _stack: &'a str) -> BoxFuture<'a, Result<bool, StateError>> {
         // Shard Leases expire by themselves; there is no lock to remove.
         Box::pin(async { Ok(false) })

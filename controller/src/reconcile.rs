@@ -23,8 +23,7 @@ use krt_stack::model::{
 };
 use krt_stack::ownership::NOT_OURS;
 use krt_stack::{
-    ApplySettings, DestroySettings, Outcome, Owner, Recorder, StateBackend, StateError,
-    TracingSink, WaitFor,
+    ApplySettings, DestroySettings, Outcome, Owner, Run, StateError, TracingSink, WaitFor,
 };
 use kube::api::Api;
 use kube::runtime::controller::Action;
@@ -533,29 +532,31 @@ async fn apply(
     }
     let previous_revision = status.current.last_applied_revision.clone();
     let backend = StatusBackend::new(ctx.client.clone(), stack, entered.held.clone());
-    let state = backend
-        .read_state(stack.name())
+    let run = Run::open(&backend, stack.name(), None)
         .await
         .map_err(StepError::State)?;
     let settings = settings(stack, ctx, timeout);
     let plan = krt_stack::plan(
         &runtime,
         &graph,
-        &state,
+        run.state(),
         &settings.options,
         settings.concurrency,
         &settings.owner,
     )
     .await;
     if plan.failed() {
+        run.close().await.map_err(StepError::State)?;
         let verdict = outcome::plan_failed(&plan, &graph);
         let base = status.current.clone();
         return conclude(stack, ctx, &mut status, verdict, base, started, interval).await;
     }
-    let recorder = Recorder::new(&backend, state);
-    let reports =
-        krt_stack::apply(&runtime, &graph, &plan, &recorder, &settings, &TracingSink).await;
-    recorder.flush().await.map_err(StepError::State)?;
+    let ran = run
+        .apply(&runtime, &graph, &plan, &settings, &TracingSink)
+        .await
+        .map_err(StepError::State)?;
+    ran.saved.map_err(StepError::State)?;
+    let reports = ran.reports;
     warn_not_ours(ctx, stack, &reports).await;
     let writes = Writes::of(&reports);
     for (action, ids) in writes.by_action() {
@@ -698,12 +699,10 @@ async fn cleanup(stack: &Stack, ctx: &Context, entered: &Entered) -> Result<Acti
             .await
             .map_err(|e| StepError::Cleanup(chain_message(&e)))?,
     };
-    let state = backend
-        .read_state(stack.name())
+    let run = Run::open(&backend, stack.name(), None)
         .await
         .map_err(StepError::State)?;
-    let graph = krt_stack::Stack::recorded(state.resources.clone());
-    let recorder = Recorder::new(&backend, state);
+    let graph = krt_stack::Stack::recorded(run.state().resources.clone());
     // Each deletion is waited for (within the Stack's timeout) before what it
     // depends on is deleted; one still held by finalizers then fails the cleanup,
     // which is retried, and the Stack's finalizer stays. Objects the Stack does
@@ -719,8 +718,12 @@ async fn cleanup(stack: &Stack, ctx: &Context, entered: &Entered) -> Result<Acti
         owner: owner(stack),
         force_unowned: false,
     };
-    let reports = krt_stack::destroy(&runtime, &graph, &recorder, &settings, &TracingSink).await;
-    recorder.flush().await.map_err(StepError::State)?;
+    let ran = run
+        .destroy(&runtime, &graph, &settings, &TracingSink)
+        .await
+        .map_err(StepError::State)?;
+    ran.saved.map_err(StepError::State)?;
+    let reports = ran.reports;
     warn_not_ours(ctx, stack, &reports).await;
     let writes = Writes::of(&reports);
     ctx.metrics

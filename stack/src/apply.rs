@@ -10,6 +10,7 @@ use crate::graph::Stack;
 use crate::ownership::Owner;
 use crate::plan::{Plan, Planned};
 use crate::report::{ErrorReport, Outcome, ResourceReport};
+use crate::run::Run;
 use crate::runtime::Runtime;
 use crate::state::{ClusterIdentity, Recorder, StateBackend, StateError};
 use crate::wait::{Wait, WaitFor, WaitSpec};
@@ -346,38 +347,29 @@ pub async fn plan_and_apply<R: Runtime>(
         .owner
         .mark_all(&mut stack)
         .map_err(RunError::Input)?;
-    let load = || async {
-        let mut state = backend.load(name).await?;
-        if let Some(cluster) = &settings.cluster {
-            state.bind(cluster)?;
-        }
-        Ok::<_, StateError>(state)
-    };
-    // Refused before the lock, which a backend may keep in the cluster.
-    load().await?;
-    let lock = backend.lock(name).await?;
-    let run = async {
-        let state = load().await?;
-        let plan = crate::plan(
-            runtime,
-            &stack,
-            &state,
-            &settings.options,
-            settings.concurrency,
-            &settings.owner,
-        )
-        .await;
-        let mut reports = Vec::new();
-        if !plan.failed() {
-            let recorder = Recorder::new(backend, state);
-            reports = apply(runtime, &stack, &plan, &recorder, settings, events).await;
-            recorder.flush().await?;
-        }
-        Ok::<_, StateError>(Applied { plan, reports })
-    }
+    let run = Run::open(backend, name, settings.cluster.as_ref()).await?;
+    let plan = crate::plan(
+        runtime,
+        &stack,
+        run.state(),
+        &settings.options,
+        settings.concurrency,
+        &settings.owner,
+    )
     .await;
-    lock.release().await?;
-    Ok(run?)
+    if plan.failed() {
+        run.close().await?;
+        return Ok(Applied {
+            plan,
+            reports: Vec::new(),
+        });
+    }
+    let ran = run.apply(runtime, &stack, &plan, settings, events).await?;
+    ran.saved?;
+    Ok(Applied {
+        plan,
+        reports: ran.reports,
+    })
 }
 
 #[cfg(test)]
@@ -579,5 +571,109 @@ mod tests {
             ]
         );
         assert_eq!(reports[0].wait, Some(Wait::Exists));
+    }
+
+    fn identity(uid: &str) -> ClusterIdentity {
+        ClusterIdentity {
+            kube_system_uid: Some(uid.into()),
+            server: "https://k".into(),
+            context: None,
+        }
+    }
+
+    /// A plan creating every resource of `stack`.
+    fn creates(stack: &Stack) -> Plan {
+        let planned = Planned {
+            action: Some(Action::Create),
+            status: None,
+            diff: ObjectDiff::default(),
+            terminating: false,
+            observation: None,
+            uid: None,
+        };
+        Plan {
+            planned: vec![planned; stack.resources.len()],
+            deletes: Vec::new(),
+            delete_diffs: Vec::new(),
+            ownership: Vec::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_run_holds_the_lock_from_load_to_flush() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path());
+        let stack = Stack::new(
+            parse(
+                "s.yaml",
+                "{apiVersion: v1, kind: ConfigMap, metadata: {name: c}}",
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        let run = Run::open(&backend, "s", Some(&identity("k1")))
+            .await
+            .unwrap();
+        assert_eq!(run.binding(), Some(&crate::state::Binding::Bound));
+        let second = Run::open(&backend, "s", Some(&identity("k1"))).await;
+        assert!(
+            matches!(&second, Err(StateError::Locked { stack, .. }) if stack == "s"),
+            "a second run waits for none: {:?}",
+            second.err()
+        );
+        let ran = run
+            .apply(
+                &Recording::default(),
+                &stack,
+                &creates(&stack),
+                &ApplySettings::default(),
+                &|_: &Event<'_>| {},
+            )
+            .await
+            .unwrap();
+        ran.saved.unwrap();
+        assert_eq!(ran.reports[0].result, Outcome::Created);
+        // Flushed, and the lock released: the next run sees what was applied.
+        let next = Run::open(&backend, "s", Some(&identity("k1")))
+            .await
+            .unwrap();
+        assert_eq!(next.state().resources.len(), 1);
+        assert_eq!(next.binding(), Some(&crate::state::Binding::Same));
+        next.close().await.unwrap();
+        Run::open(&backend, "s", None)
+            .await
+            .unwrap()
+            .close()
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_state_of_another_cluster_is_refused_before_the_lock_is_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = LocalBackend::new(dir.path());
+        let mut state = State::empty("s");
+        state.put(
+            parse(
+                "s.yaml",
+                "{apiVersion: v1, kind: ConfigMap, metadata: {name: c}}",
+            )
+            .unwrap()[0]
+                .resource
+                .clone(),
+        );
+        state.bind(&identity("k1")).unwrap();
+        backend.save(&mut state).await.unwrap();
+        let refused = Run::open(&backend, "s", Some(&identity("k2"))).await;
+        assert!(
+            matches!(&refused, Err(StateError::OtherCluster { .. })),
+            "{:?}",
+            refused.err()
+        );
+        let files: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(files, ["s.json"], "no lock was taken");
     }
 }

@@ -9,7 +9,7 @@
 //!   [`ResourceReport`]s.
 //! - State: what was applied for each resource ([`State`]), kept by a
 //!   [`StateBackend`] ([`LocalBackend`] here) and recorded while a walk runs
-//!   ([`Recorder`]).
+//!   ([`Recorder`]); a [`Run`] holds it locked from load to flush.
 //!
 //! It knows nothing of wasmtime, kube-rs or a command line: `krt-host`
 //! provides the runtimes and a Secret backend, `krt-cli` the printing.
@@ -26,6 +26,7 @@ pub mod ownership;
 pub mod plan;
 pub mod read;
 pub mod report;
+pub mod run;
 pub mod runtime;
 pub mod state;
 pub mod wait;
@@ -42,6 +43,7 @@ pub use ownership::{NotOurs, Owner, Ownership, STACK_LABEL};
 pub use plan::{Plan, Planned, plan};
 pub use read::read;
 pub use report::{Outcome, Report, ResourceReport, Verdict};
+pub use run::{Ran, Run};
 pub use runtime::Runtime;
 pub use state::{
     Binding, ClusterIdentity, LocalBackend, Recorder, State, StateBackend, StateError, StateLock,

@@ -2,7 +2,7 @@
 //! with bounded concurrency, waiting for each resource to become healthy
 //! before its dependents start, and recording each in the state as it goes.
 
-use super::flushed;
+use super::saved;
 use crate::args::{ExitCode, GlobalArgs, InputArgs};
 use crate::output::Printer;
 use crate::progress::Progress;
@@ -11,7 +11,7 @@ use crate::{plan, session};
 use krt_guest::model::{ApplyOptions, DeleteRequest, WatchRequest};
 use krt_stack::report::count;
 use krt_stack::{
-    ApplySettings, NOT_ATTEMPTED, Outcome, Owner, Recorder, Report, ResourceReport, Stack, Verdict,
+    ApplySettings, NOT_ATTEMPTED, Outcome, Owner, Ran, Report, ResourceReport, Run, Stack, Verdict,
     WaitFor,
 };
 use std::io::IsTerminal;
@@ -127,10 +127,8 @@ impl ApplyCommand {
             usize::from(self.write.concurrency),
         )
         .await?;
-        let lock = session.lock(&global.stack).await?;
-        let result = self.run(global, printer, &stack, &session).await;
-        lock.release().await?;
-        result
+        let run = session.run(&global.stack, printer).await?;
+        self.run(global, printer, &stack, &session, run).await
     }
 
     async fn run(
@@ -139,15 +137,15 @@ impl ApplyCommand {
         printer: &Printer,
         stack: &Stack,
         session: &session::Session,
+        run: Run<'_>,
     ) -> anyhow::Result<ExitCode> {
-        let state = session.load_state(&global.stack, printer).await?;
         let options = self.write.options(global);
         let concurrency = usize::from(self.write.concurrency);
         let owner = Owner::stack(&global.stack);
         let plan = krt_stack::plan(
             &session.runtime,
             stack,
-            &state,
+            run.state(),
             &options,
             concurrency,
             &owner,
@@ -173,6 +171,7 @@ impl ApplyCommand {
                 ExitCode::Failure.code(),
                 plan.reports(stack),
             ));
+            run.close().await?;
             return Ok(ExitCode::Failure);
         }
         if plan.changes()
@@ -182,6 +181,7 @@ impl ApplyCommand {
             && !printer.confirm(&format!("Apply these changes to stack '{}'?", global.stack))
         {
             printer.out("Apply cancelled; nothing was changed.");
+            run.close().await?;
             return Ok(ExitCode::Failure);
         }
         if !plan.changes() {
@@ -196,7 +196,6 @@ impl ApplyCommand {
         ids.extend(plan.deletes.iter().map(|d| d.id.as_str()));
         let progress = Arc::new(Progress::new(printer, &ids));
         let runtime = session.runtime.clone().with_events(progress.clone());
-        let state = Recorder::new(session.backend.as_ref(), state);
         let settings = ApplySettings {
             options,
             concurrency,
@@ -212,16 +211,20 @@ impl ApplyCommand {
             prune: true,
             owner,
             force_delete_unowned: self.write.force_delete_unowned,
-            // Session::load_state bound the state to the session's cluster.
+            // Session::run bound the state to the session's cluster.
             cluster: None,
         };
-        let all =
-            krt_stack::apply(&runtime, stack, &plan, &state, &settings, progress.as_ref()).await;
+        let Ran {
+            reports: all,
+            saved: state_saved,
+        } = run
+            .apply(&runtime, stack, &plan, &settings, progress.as_ref())
+            .await?;
         if !progress.is_live() {
             printer.out("Summary:");
             print_table(printer, &all);
         }
-        let exit = flushed(&state, printer, ExitCode::of(Verdict::of(&all))).await;
+        let exit = saved(state_saved, printer, ExitCode::of(Verdict::of(&all)));
         let mut order = vec![
             Outcome::Created,
             Outcome::Updated,

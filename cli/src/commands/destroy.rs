@@ -1,7 +1,7 @@
 //! `krt destroy` (alias `delete`): delete the stack's resources, dependents
 //! first, forgetting each in the state once it is gone.
 
-use super::flushed;
+use super::saved;
 use crate::args::{ExitCode, GlobalArgs, InputArgs, StateOrInputArgs};
 use crate::output::{Printer, paint, style};
 use crate::plan::{self, Counts};
@@ -11,7 +11,7 @@ use crate::table::{counts, print_table, seconds};
 use krt_guest::model::{DeleteRequest, HealthState, ReadOptions};
 use krt_stack::report::count;
 use krt_stack::{
-    DestroySettings, Outcome, Owner, Recorder, Report, ResourceReport, Stack, Verdict, ownership,
+    DestroySettings, Outcome, Owner, Ran, Report, ResourceReport, Run, Stack, Verdict, ownership,
 };
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -76,10 +76,8 @@ impl DestroyCommand {
             usize::from(self.concurrency),
         )
         .await?;
-        let lock = session.lock(&global.stack).await?;
-        let result = self.run(global, printer, input, &session).await;
-        lock.release().await?;
-        result
+        let run = session.run(&global.stack, printer).await?;
+        self.run(global, printer, input, &session, run).await
     }
 
     async fn run(
@@ -88,8 +86,9 @@ impl DestroyCommand {
         printer: &Printer,
         input: Option<Stack>,
         session: &session::Session,
+        run: Run<'_>,
     ) -> anyhow::Result<ExitCode> {
-        let state = session.load_state(&global.stack, printer).await?;
+        let state = run.state();
         let targets = match input {
             // The recorded version of each input resource, when there is one.
             Some(stack) => Stack::recorded(
@@ -117,6 +116,7 @@ impl DestroyCommand {
                 ExitCode::Success.code(),
                 Vec::new(),
             ));
+            run.close().await?;
             return Ok(ExitCode::Success);
         }
         let owner = Owner::stack(&global.stack);
@@ -162,6 +162,7 @@ impl DestroyCommand {
             ))
         {
             printer.out("Destroy cancelled; nothing was changed.");
+            run.close().await?;
             return Ok(ExitCode::Failure);
         }
         let started = Instant::now();
@@ -173,7 +174,6 @@ impl DestroyCommand {
             .collect();
         let progress = Arc::new(Progress::new(printer, &ids));
         let runtime = session.runtime.clone().with_events(progress.clone());
-        let state = Recorder::new(session.backend.as_ref(), state);
         let settings = DestroySettings {
             request: DeleteRequest {
                 default_namespace: global.namespace.clone(),
@@ -184,8 +184,12 @@ impl DestroyCommand {
             owner,
             force_unowned: self.force_delete_unowned,
         };
-        let all =
-            krt_stack::destroy(&runtime, &targets, &state, &settings, progress.as_ref()).await;
+        let Ran {
+            reports: all,
+            saved: state_saved,
+        } = run
+            .destroy(&runtime, &targets, &settings, progress.as_ref())
+            .await?;
         if !progress.is_live() {
             printer.out("Summary:");
             print_table(printer, &all);
@@ -215,7 +219,7 @@ impl DestroyCommand {
                 printer.error(format!("{}: {}: {}", r.id, e.reason, e.message));
             }
         }
-        let exit = flushed(&state, printer, ExitCode::of(Verdict::of(&all))).await;
+        let exit = saved(state_saved, printer, ExitCode::of(Verdict::of(&all)));
         printer.document(&Report::new("destroy", &global.stack, exit.code(), all));
         Ok(exit)
     }

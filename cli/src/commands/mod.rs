@@ -23,11 +23,12 @@ pub use watch::WatchCommand;
 
 use crate::args::ExitCode;
 use crate::output::Printer;
-use krt_stack::Recorder;
+use krt_stack::StateError;
 
-/// Saves what `state` has not saved yet; a failure is reported and fails the run.
-async fn flushed(state: &Recorder<'_>, printer: &Printer, exit: ExitCode) -> ExitCode {
-    match state.flush().await {
+/// `exit`, unless the run's last save of the state failed: that is
+/// reported, and fails the run.
+fn saved(save: Result<(), StateError>, printer: &Printer, exit: ExitCode) -> ExitCode {
+    match save {
         Ok(()) => exit,
         Err(e) => {
             printer.error(format!(
