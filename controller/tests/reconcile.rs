@@ -9,6 +9,7 @@ mod support;
 
 use k8s_openapi::api::events::v1::Event;
 use krt_controller::{Grant, Grants};
+use krt_guest::normalize::LAST_APPLIED_ANNOTATION as LAST_APPLIED;
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
@@ -436,9 +437,6 @@ async fn a_stack_runs_the_component_a_config_map_holds_and_an_invalid_one_is_sta
     );
     h.stop().await;
 }
-
-/// kubectl's record of the configuration it applied client-side.
-const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// The `operation`s of the managedFields entries of `manager` in `object`.
 fn operations(object: &Value, manager: &str) -> Vec<String> {

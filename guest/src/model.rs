@@ -213,6 +213,23 @@ pub struct ApiResource {
     pub namespaced: bool,
 }
 
+impl ApiResource {
+    /// Its `apiVersion`: `group/version`, or `version` for the core group.
+    pub fn api_version(&self) -> String {
+        api_version(&self.group, &self.version)
+    }
+}
+
+/// The `apiVersion` of `group` and `version`: `group/version`, or `version`
+/// for the core group (`""`).
+pub fn api_version(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    }
+}
+
 /// Where an API error came from (`kubernetes.error-source`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -50,11 +50,7 @@ pub struct ResourceType {
 impl ResourceType {
     /// `group/version`, or `version` for the core group.
     pub fn api_version(&self) -> String {
-        if self.group.is_empty() {
-            self.version.clone()
-        } else {
-            format!("{}/{}", self.group, self.version)
-        }
+        krt_guest::model::api_version(&self.group, &self.version)
     }
 
     /// Whether writes maintain `metadata.generation`: custom resources, and the built-in kinds

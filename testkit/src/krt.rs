@@ -145,3 +145,23 @@ pub fn temp_dir(tag: &str) -> tempfile::TempDir {
         .tempdir()
         .expect("a temporary directory")
 }
+
+/// The local state of `stack` that `krt` kept in `dir` (`.krt/state/<stack>.json`).
+pub fn local_state(dir: &Path, stack: &str) -> serde_json::Value {
+    let path = dir.join(format!(".krt/state/{stack}.json"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+/// The IDs that the local state of `stack` in `dir` records, sorted.
+pub fn state_ids(dir: &Path, stack: &str) -> Vec<String> {
+    let mut ids: Vec<String> = local_state(dir, stack)["resources"]
+        .as_array()
+        .expect("a state lists its resources")
+        .iter()
+        .map(|r| r["id"].as_str().expect("an ID").to_owned())
+        .collect();
+    ids.sort();
+    ids
+}

@@ -14,5 +14,6 @@ mod krt;
 pub use cluster::{SimCluster, client_for};
 pub use fixtures::{Object, configmap, deployment, namespace, pod, resource};
 pub use krt::{
-    Run, cache_dir, krt, krt_at, krt_bin, krt_env, krt_in, krt_spawn, show, temp_dir, workspace,
+    Run, cache_dir, krt, krt_at, krt_bin, krt_env, krt_in, krt_spawn, local_state, show, state_ids,
+    temp_dir, workspace,
 };

@@ -370,7 +370,7 @@ impl KubeCluster {
         let text = self.text(req).await?;
         let mut list: Value = serde_json::from_str(&text)
             .map_err(|e| ApiError::api(500, "InternalError", format!("invalid list: {e}")))?;
-        let api_version = api_version(ar);
+        let api_version = ar.api_version();
         let items = match list.get_mut("items").and_then(Value::as_array_mut) {
             Some(items) => items
                 .iter_mut()
@@ -552,19 +552,11 @@ fn copy_request(req: &http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
     copy
 }
 
-fn api_version(ar: &ApiResource) -> String {
-    if ar.group.is_empty() {
-        ar.version.clone()
-    } else {
-        format!("{}/{}", ar.group, ar.version)
-    }
-}
-
 fn request(ar: &ApiResource, namespace: Option<&str>) -> Request {
     let kube_ar = KubeApiResource {
         group: ar.group.clone(),
         version: ar.version.clone(),
-        api_version: api_version(ar),
+        api_version: ar.api_version(),
         kind: ar.kind.clone(),
         plural: ar.plural.clone(),
     };

@@ -58,14 +58,6 @@ impl<'a> Call<'a> {
     }
 }
 
-fn api_version(group: &str, version: &str) -> String {
-    if group.is_empty() {
-        version.to_string()
-    } else {
-        format!("{group}/{version}")
-    }
-}
-
 impl KrtView<'_> {
     /// A policy refusal as the guest sees it: HTTP 403 with `source: policy`;
     /// a middleware's names the link and how to grant the call to it.
@@ -121,7 +113,7 @@ impl KrtView<'_> {
         let resource = self
             .ctx
             .cluster
-            .resolve(&api_version(&wire.group, &wire.version), &wire.kind)
+            .resolve(&m::api_version(&wire.group, &wire.version), &wire.kind)
             .await
             .map_err(api_error_to_wit)?;
         let request = Request {

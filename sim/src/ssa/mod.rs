@@ -9,6 +9,7 @@ mod schema;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     FieldsV1, ManagedFieldsEntry, StatusCause, Time,
 };
+use krt_guest::normalize::LAST_APPLIED_ANNOTATION as LAST_APPLIED;
 use serde_json::Value;
 
 pub use fieldset::{FieldSet, Path};
@@ -38,9 +39,6 @@ pub struct Conflict {
     /// The field's path.
     pub path: Path,
 }
-
-/// The annotation `kubectl apply` (client-side) keeps its last configuration in.
-const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// The manager `kubectl apply --server-side` uses by default, the only one that takes over
 /// client-side apply's fields.

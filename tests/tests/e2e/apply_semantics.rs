@@ -4,12 +4,11 @@
 //! interoperation through the last-applied annotation.
 
 use crate::support::{Runtimes, SimCluster, resource};
+use krt_guest::normalize::LAST_APPLIED_ANNOTATION as LAST_APPLIED;
 use krt_host::Runtime;
 use krt_host::model::{Action, ApplyMode, ApplyOptions, StatusCode, StatusKind};
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
-
-const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 fn configmap(name: &str, data: Value) -> Value {
     krt_testkit::configmap(name)

@@ -2,7 +2,9 @@
 //! destroy; invalid stacks; failures that skip dependents; interrupted and
 //! concurrent runs; the JSON report; drift.
 
-use crate::support::{Run, SimCluster, krt_at, krt_in, krt_spawn, show, temp_dir, workspace};
+use crate::support::{
+    Run, SimCluster, krt_at, krt_in, krt_spawn, local_state, show, state_ids, temp_dir, workspace,
+};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -10,22 +12,6 @@ use std::time::Duration;
 /// Runs `krt --kubeconfig K ARGS` in `dir` (where its `.krt/state` lives).
 async fn krt(dir: &Path, cluster: &SimCluster, args: &[&str], input: Option<&str>) -> Run {
     krt_at(dir, &cluster.kubeconfig, args, input).await
-}
-
-fn state(dir: &Path, stack: &str) -> Value {
-    let text = std::fs::read_to_string(dir.join(format!(".krt/state/{stack}.json"))).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
-fn state_ids(dir: &Path, stack: &str) -> Vec<String> {
-    let mut ids: Vec<String> = state(dir, stack)["resources"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_str().unwrap().to_owned())
-        .collect();
-    ids.sort();
-    ids
 }
 
 /// A copy of `examples/three-tier` in `dir`, for editing.
@@ -148,7 +134,7 @@ async fn a_three_tier_app_is_previewed_applied_changed_and_destroyed() {
     let mut expected: Vec<String> = THREE_TIER_IDS.iter().map(|s| s.to_string()).collect();
     expected.sort();
     assert_eq!(state_ids(dir.path(), "default"), expected);
-    let recorded = state(dir.path(), "default");
+    let recorded = local_state(dir.path(), "default");
     let deployment = recorded["resources"]
         .as_array()
         .unwrap()

@@ -8,7 +8,9 @@
 //! `watch_health::watch_outlives_410_gone_and_closed_streams` (a Deployment rolled out while every
 //! stream is closed and its history expired, again and again).
 
-use crate::support::{Runtimes, SimCluster, client_for, krt_in, krt_spawn, resource, temp_dir};
+use crate::support::{
+    Runtimes, SimCluster, client_for, krt_in, krt_spawn, resource, state_ids, temp_dir,
+};
 use futures::TryStreamExt;
 use krt_host::Runtime;
 use krt_host::model::{Action, ApplyMode, ApplyOptions, StatusCode};
@@ -271,19 +273,6 @@ fn manifests(dir: &Path, ns: &str, count: usize) -> std::path::PathBuf {
     out
 }
 
-fn state_ids(dir: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(dir.join(".krt/state/default.json")).unwrap();
-    let state: Value = serde_json::from_str(&text).expect("the state is valid JSON");
-    let mut ids: Vec<String> = state["resources"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_str().unwrap().to_owned())
-        .collect();
-    ids.sort();
-    ids
-}
-
 async fn configmap_ids(client: &kube::Client, ns: &str) -> Vec<String> {
     let list = configmaps(client, ns)
         .list(&ListParams::default())
@@ -366,7 +355,7 @@ async fn an_api_server_lost_mid_run_stops_it_clearly_and_a_rerun_finishes() {
         stderr.contains("the API server became unreachable, so "),
         "{stderr}"
     );
-    let recorded = state_ids(dir.path());
+    let recorded = state_ids(dir.path(), "default");
 
     // Back on the same address with the same objects: the state recorded
     // exactly what was applied, and a re-run does the rest.
@@ -389,7 +378,7 @@ async fn an_api_server_lost_mid_run_stops_it_clearly_and_a_rerun_finishes() {
     let rerun = krt_in(dir.path(), &args, None).await;
     assert_eq!(rerun.code, 0, "{}\n{}", rerun.stdout, rerun.stderr);
     assert_eq!(configmap_ids(&client, "default").await.len(), 40);
-    assert_eq!(state_ids(dir.path()).len(), 40);
+    assert_eq!(state_ids(dir.path(), "default").len(), 40);
 }
 
 /// A tiny deterministic generator for kill delays (xorshift), seeded per run.
@@ -461,7 +450,7 @@ async fn sigkill_at_random_points_never_corrupts_the_state_and_a_rerun_converges
 
         let live = configmap_ids(&cluster.client, &ns).await;
         if dir.path().join(".krt/state/default.json").exists() {
-            let recorded = state_ids(dir.path());
+            let recorded = state_ids(dir.path(), "default");
             let unapplied: Vec<&String> = recorded.iter().filter(|id| !live.contains(id)).collect();
             assert!(
                 unapplied.is_empty(),
@@ -480,7 +469,7 @@ async fn sigkill_at_random_points_never_corrupts_the_state_and_a_rerun_converges
             "run {run} (killed after {delay} ms): {}",
             rerun.stderr
         );
-        let recorded = state_ids(dir.path());
+        let recorded = state_ids(dir.path(), "default");
         assert_eq!(recorded.len(), OBJECTS, "run {run}: one state entry each");
         assert_eq!(recorded, configmap_ids(&cluster.client, &ns).await);
         let writes = writes_since(&cluster.client, &ns, &from).await;

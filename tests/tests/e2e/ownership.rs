@@ -3,7 +3,7 @@
 //! records each object's UID, and a prune or destroy leaves alone an object
 //! without the label, with another stack's, or with another UID.
 
-use crate::support::{Run, SimCluster, krt_at, krt_in, show, temp_dir};
+use crate::support::{Run, SimCluster, krt_at, krt_in, local_state, show, state_ids, temp_dir};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -24,20 +24,6 @@ fn input(dir: &Path, file: &str, text: &str) -> String {
     let path = dir.join(file);
     std::fs::write(&path, text).unwrap();
     path.to_str().unwrap().to_owned()
-}
-
-fn state(dir: &Path, stack: &str) -> Value {
-    let text = std::fs::read_to_string(dir.join(format!(".krt/state/{stack}.json"))).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
-fn state_ids(dir: &Path) -> Vec<String> {
-    state(dir, "default")["resources"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 /// The live ConfigMap `default/<name>`, read directly.
@@ -101,7 +87,7 @@ async fn a_state_from_another_cluster_prunes_nothing_there() {
     let sim = ["--cluster", "sim", "--sim-state", ".krt/sim.json"];
     let first = krt_in(dir.path(), &[&sim[..], &["apply", "-f", &a]].concat(), None).await;
     assert_eq!(first.code, 0, "{}", show(&first));
-    let recorded = state(dir.path(), "default");
+    let recorded = local_state(dir.path(), "default");
     assert_eq!(recorded["version"], 2);
     let sim_uid = recorded["cluster"]["kubeSystemUid"]
         .as_str()
@@ -155,7 +141,7 @@ async fn a_state_from_another_cluster_prunes_nothing_there() {
         "{}",
         show(&rebound)
     );
-    let bound = state(dir.path(), "default");
+    let bound = local_state(dir.path(), "default");
     assert_ne!(bound["cluster"]["kubeSystemUid"], sim_uid.as_str());
     assert!(
         bound.get("uids").is_none(),
@@ -189,11 +175,14 @@ async fn a_state_from_another_cluster_prunes_nothing_there() {
         .await
         .expect("their ConfigMap survives");
     assert_eq!(theirs["data"]["owner"], "someone else");
-    assert_eq!(state_ids(dir.path()), ["v1:ConfigMap:default:other"]);
+    assert_eq!(
+        state_ids(dir.path(), "default"),
+        ["v1:ConfigMap:default:other"]
+    );
     let ours = live(&real, "other").await.unwrap();
     assert_eq!(ours["metadata"]["labels"]["krt.dev/stack"], "default");
     assert_eq!(
-        state(dir.path(), "default")["uids"]["v1:ConfigMap:default:other"],
+        local_state(dir.path(), "default")["uids"]["v1:ConfigMap:default:other"],
         ours["metadata"]["uid"]
     );
 }
@@ -246,7 +235,7 @@ async fn destroy_leaves_alone_an_object_someone_replaced() {
         let theirs = live(&cluster, name).await.expect("theirs survives");
         assert_eq!(theirs["data"]["owner"], "someone else");
     }
-    assert!(state_ids(dir.path()).is_empty(), "all forgotten");
+    assert!(state_ids(dir.path(), "default").is_empty(), "all forgotten");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -337,7 +326,10 @@ async fn a_prune_reports_an_object_already_gone_as_absent_and_force_deletes_the_
         0,
         "nothing to delete: no DELETE"
     );
-    assert_eq!(state_ids(dir.path()), ["v1:ConfigMap:default:keep"]);
+    assert_eq!(
+        state_ids(dir.path(), "default"),
+        ["v1:ConfigMap:default:keep"]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -391,7 +383,7 @@ async fn a_state_from_before_ownership_gets_marks_uids_and_its_cluster_and_delet
     assert!(live(&cluster, "old-b").await.is_some(), "nothing deleted");
     let marked = live(&cluster, "old-a").await.unwrap();
     assert_eq!(marked["metadata"]["labels"]["krt.dev/stack"], "default");
-    let migrated = state(dir.path(), "default");
+    let migrated = local_state(dir.path(), "default");
     assert_eq!(migrated["version"], 2);
     assert!(
         migrated["cluster"]["kubeSystemUid"].is_string(),
@@ -401,7 +393,10 @@ async fn a_state_from_before_ownership_gets_marks_uids_and_its_cluster_and_delet
         migrated["uids"]["v1:ConfigMap:default:old-a"],
         marked["metadata"]["uid"]
     );
-    assert_eq!(state_ids(dir.path()), ["v1:ConfigMap:default:old-a"]);
+    assert_eq!(
+        state_ids(dir.path(), "default"),
+        ["v1:ConfigMap:default:old-a"]
+    );
 
     // From now on it is the stack's like any other: a re-apply writes nothing,
     // a destroy deletes it.

@@ -2,7 +2,7 @@
 
 pub use krt_testkit::{
     Run, SimCluster, cache_dir, client_for, krt, krt_at, krt_bin, krt_env, krt_in, krt_spawn,
-    resource, show, temp_dir, workspace,
+    local_state, resource, show, state_ids, temp_dir, workspace,
 };
 
 /// The paths of the test components `tests/build.rs` built.
