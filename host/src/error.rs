@@ -2,7 +2,7 @@
 //! (Running an operation never fails this way: its failures are
 //! [`Status`](krt_guest::model::Status) values.) Every variant keeps its cause.
 
-use crate::engine::WIT_VERSION;
+use crate::wit::WIT_VERSION;
 use std::path::PathBuf;
 
 /// A cause from a library whose errors are `anyhow`-style (wasmtime).

@@ -22,21 +22,24 @@ mod convert;
 mod engine;
 mod error;
 mod imports;
+mod link;
 mod native;
 pub mod policy;
 mod runtime;
 mod secret_state;
 mod state;
+mod wit;
 
 pub use cluster::{DEFAULT_MAX_IN_FLIGHT, Impersonation, KubeCluster, LimitStats};
 pub use connect::{ClusterChoice, ConnectOptions, Connected, connect};
-pub use engine::{ComponentSource, DEFAULT_COMPONENT, EngineOptions, SharedEngine, WIT_VERSION};
+pub use engine::{ComponentSource, DEFAULT_COMPONENT, EngineOptions, SharedEngine};
 pub use error::{BoxError, Error};
 pub use krt_guest::model;
 /// The contract this crate's runtimes implement, and where their events go.
 pub use krt_stack::{Event, EventSink, Runtime};
+pub use link::Limits;
 pub use native::NativeRuntime;
 pub use policy::Policy;
 pub use runtime::{ChainBuilder, ComponentRuntime, Middleware, RuntimeStats};
 pub use secret_state::KubernetesBackend;
-pub use state::Limits;
+pub use wit::WIT_VERSION;

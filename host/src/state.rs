@@ -3,7 +3,7 @@
 //! way wasmtime-wasi does.
 
 use crate::cluster::KubeCluster;
-use crate::runtime::{LinkSettings, Next};
+use crate::link::{Limits, LinkSettings, NextLink};
 use krt_stack::EventSink;
 use std::fmt;
 use std::sync::Arc;
@@ -21,43 +21,6 @@ const MAX_STORE_MEMORIES: usize = 4;
 
 /// Bytes of guest stderr kept for failure reports (panic messages).
 const STDERR_CAPTURE: usize = 64 << 10;
-
-/// Limits applied to every guest call.
-#[derive(Debug, Clone)]
-pub struct Limits {
-    /// Linear-memory cap per instance, in bytes.
-    pub memory_bytes: usize,
-    /// Most elements of any one table (function references).
-    pub table_elements: usize,
-    /// Guest execution time of one export call; time spent in host calls
-    /// (cluster requests, sleeps) does not count.
-    pub cpu_time: Duration,
-    /// Wall-clock budget of one export call (guest execution plus host calls).
-    pub call_timeout: Duration,
-    /// Most host calls (cluster, logs, progress, sleep) one export call may make.
-    pub max_host_calls: u32,
-    /// Most bytes of logs and progress text one export call may emit.
-    pub max_output_bytes: usize,
-    /// Most bytes (objects, messages) one export call may return.
-    pub max_response_bytes: usize,
-}
-
-impl Default for Limits {
-    /// 64 MiB of memory, 20,000 table elements, 10 s of guest CPU time,
-    /// 5 minutes of wall-clock time per call (watches wait), 10,000 host calls,
-    /// 1 MiB of logs and progress, 8 MiB of response.
-    fn default() -> Self {
-        Limits {
-            memory_bytes: 64 << 20,
-            table_elements: 20_000,
-            cpu_time: Duration::from_secs(10),
-            call_timeout: Duration::from_secs(300),
-            max_host_calls: 10_000,
-            max_output_bytes: 1 << 20,
-            max_response_bytes: 8 << 20,
-        }
-    }
-}
 
 /// A sandbox limit the guest ran into; recorded in the store so the failure
 /// is reported by name whatever error wasmtime surfaces.
@@ -174,7 +137,7 @@ pub struct KrtCtx {
     pub(crate) link: Arc<LinkSettings>,
     /// The link after it, which a middleware's `runtime` import calls;
     /// `None` for the runtime at the end of the chain.
-    pub(crate) next: Option<Next>,
+    pub(crate) next: Option<Arc<dyn NextLink>>,
     /// When the call started.
     pub(crate) started: Instant,
     /// The wall-clock deadline of the call.
@@ -232,7 +195,7 @@ impl HostState {
         cluster: Arc<KubeCluster>,
         events: Arc<dyn EventSink>,
         link: Arc<LinkSettings>,
-        next: Option<Next>,
+        next: Option<Arc<dyn NextLink>>,
     ) -> Self {
         let stderr = MemoryOutputPipe::new(STDERR_CAPTURE);
         let wasi = WasiCtx::builder()

@@ -18,8 +18,8 @@ use crate::convert::{
     api_error_to_wit, api_resource_to_wit, delete_options_from_wit, event_type_to_wit,
     patch_type_from_wit,
 };
+use crate::link::Role;
 use crate::policy::{Denial, Request, Verb};
-use crate::runtime::Role;
 use crate::state::KrtView;
 use futures::StreamExt;
 use krt_guest::model as m;

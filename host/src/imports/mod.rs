@@ -14,6 +14,8 @@
 mod host_services;
 pub(crate) mod kubernetes;
 mod runtime;
+#[cfg(test)]
+mod tests;
 mod wasi;
 
 use crate::bindings::{ClusterMiddleware, types};

@@ -3,7 +3,7 @@
 //! once, runs the next link (a middleware or the runtime, in its own store
 //! with its own limits and policy), and converts its checked answer back. An
 //! apply carries on the observation of the call it is part of, for the
-//! runtime link (`Next` in `runtime/chain.rs`).
+//! runtime link ([`NextLink`](crate::link::NextLink)).
 //!
 //! A call counts against the middleware's host-call limit, and the time the
 //! next link takes is host time, not the middleware's CPU time (its wall-clock
@@ -19,15 +19,16 @@ use crate::convert::{
     apply_options_from_next, apply_response_to_next, delete_options_from_next,
     read_response_to_next, resource_from_wit, status_to_wit, watch_response_to_next,
 };
-use crate::runtime::Next;
+use crate::link::NextLink;
 use crate::state::KrtView;
 use krt_guest::model as m;
+use std::sync::Arc;
 use std::time::Instant;
 
 impl KrtView<'_> {
     /// Counts the call and returns the next link; a store without one (the
     /// runtime's, which cannot import `runtime`: loading refuses it) traps.
-    fn next_link(&mut self) -> wasmtime::Result<Next> {
+    fn next_link(&mut self) -> wasmtime::Result<Arc<dyn NextLink>> {
         self.ctx.enter()?;
         self.ctx
             .next
@@ -76,15 +77,7 @@ impl Host for KrtView<'_> {
         let response = match self.handed_on_pair("apply", prior, plan) {
             Ok((prior, plan)) => {
                 let options = apply_options_from_next(options);
-                next.chain
-                    .apply(
-                        next.at,
-                        prior.as_ref(),
-                        plan.as_ref(),
-                        &options,
-                        next.observed.clone(),
-                    )
-                    .await
+                next.apply(prior.as_ref(), plan.as_ref(), &options).await
             }
             Err(status) => m::ApplyResponse::failed(status, deleting),
         };
@@ -105,9 +98,7 @@ impl Host for KrtView<'_> {
                 let options = m::ReadOptions {
                     default_namespace: options.default_namespace,
                 };
-                next.chain
-                    .read(next.at, prior.as_ref(), plan.as_ref(), &options)
-                    .await
+                next.read(prior.as_ref(), plan.as_ref(), &options).await
             }
             Err(status) => m::ReadResponse::failed(status),
         };
@@ -125,7 +116,7 @@ impl Host for KrtView<'_> {
         let status = match self.handed_on("delete", resource) {
             Ok(resource) => {
                 let options = delete_options_from_next(options);
-                next.chain.delete(next.at, &resource, &options).await
+                next.delete(&resource, &options).await
             }
             Err(status) => Some(status),
         };
@@ -148,7 +139,7 @@ impl Host for KrtView<'_> {
                     timeout_ms: options.timeout_ms,
                     default_namespace: options.default_namespace,
                 };
-                next.chain.watch(next.at, &resource, &options).await
+                next.watch(&resource, &options).await
             }
             Err(status) => m::WatchResponse::failed(status),
         };

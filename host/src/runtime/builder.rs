@@ -2,12 +2,12 @@
 //! middleware in front of it, each link with its own limits and policy.
 
 use super::ComponentRuntime;
-use super::chain::{LinkSettings, Role};
 use crate::cluster::KubeCluster;
 use crate::engine::{ComponentSource, EngineOptions, LinkKind, SharedEngine, load_component};
 use crate::error::Error;
+use crate::link::Limits;
+use crate::link::{LinkSettings, Role};
 use crate::policy::Policy;
-use crate::state::Limits;
 use krt_stack::TracingSink;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;

@@ -1,65 +1,23 @@
 //! The chain one call runs through: middleware 1 → … → middleware n → the
 //! runtime. Each link runs in its own fresh store with its own limits and
 //! capability policy; a middleware's `runtime` import calls the next link
-//! through [`Next`].
+//! through [`NextLink`].
 
 use super::failure::{self, too_large};
 use super::stats::Counters;
 use crate::bindings::{logic as l, observed as o, runtime as rt};
 use crate::cluster::KubeCluster;
 use crate::engine::{EPOCH_TICK, Loaded};
-use crate::policy::Policy;
-use crate::state::{HostState, LimitHit, Limits};
-use krt_guest::model::{Observation, Status};
+use crate::link::{BoxFuture, LinkSettings, NextLink};
+use crate::state::{HostState, LimitHit};
+use krt_guest::model::{
+    ApplyOptions, ApplyResponse, DeleteRequest, Observation, ReadOptions, ReadResponse, Resource,
+    Status, WatchRequest, WatchResponse,
+};
 use krt_stack::EventSink;
-use std::fmt;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 use wasmtime::{Store, UpdateDeadline};
-
-/// A boxed, sendable future: links call links, so the futures are recursive.
-pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// Where a link sits in the chain; how messages name it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Role {
-    /// The runtime component at the end of the chain.
-    Runtime,
-    /// A middleware in front of it.
-    Middleware {
-        /// Its name (by default its file's stem), as `--middleware-policy` names it.
-        name: String,
-        /// Its place, 1 for the outermost.
-        position: usize,
-        /// How many links the chain has, the runtime included.
-        links: usize,
-    },
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Role::Runtime => f.write_str("the runtime component"),
-            Role::Middleware {
-                name,
-                position,
-                links,
-            } => write!(f, "middleware `{name}` (link {position} of {links})"),
-        }
-    }
-}
-
-/// What one link runs under.
-#[derive(Debug, Clone)]
-pub(crate) struct LinkSettings {
-    /// Its place in the chain.
-    pub(crate) role: Role,
-    /// Its limits.
-    pub(crate) limits: Limits,
-    /// Its cluster access.
-    pub(crate) policy: Arc<Policy>,
-}
 
 /// One link of a call's chain: a component and its settings.
 pub(crate) struct Link {
@@ -76,12 +34,49 @@ pub(crate) struct Chain {
 }
 
 /// What a middleware's `runtime` import calls: link `at` of `chain`.
-#[derive(Clone)]
-pub(crate) struct Next {
-    pub(crate) chain: Arc<Chain>,
-    pub(crate) at: usize,
-    /// The observation of the apply the middleware runs in, when it is one.
-    pub(crate) observed: Option<Arc<Observed>>,
+struct Next {
+    chain: Arc<Chain>,
+    at: usize,
+    /// The observation of the apply the middleware runs in, when it is one:
+    /// an apply carries it on, for the runtime link.
+    observed: Option<Arc<Observed>>,
+}
+
+impl NextLink for Next {
+    fn apply<'a>(
+        &'a self,
+        prior: Option<&'a Resource>,
+        plan: Option<&'a Resource>,
+        options: &'a ApplyOptions,
+    ) -> BoxFuture<'a, ApplyResponse> {
+        self.chain
+            .apply(self.at, prior, plan, options, self.observed.clone())
+    }
+
+    fn read<'a>(
+        &'a self,
+        prior: Option<&'a Resource>,
+        plan: Option<&'a Resource>,
+        options: &'a ReadOptions,
+    ) -> BoxFuture<'a, ReadResponse> {
+        self.chain.read(self.at, prior, plan, options)
+    }
+
+    fn delete<'a>(
+        &'a self,
+        resource: &'a Resource,
+        options: &'a DeleteRequest,
+    ) -> BoxFuture<'a, Option<Status>> {
+        self.chain.delete(self.at, resource, options)
+    }
+
+    fn watch<'a>(
+        &'a self,
+        resource: &'a Resource,
+        options: &'a WatchRequest,
+    ) -> BoxFuture<'a, WatchResponse> {
+        self.chain.watch(self.at, resource, options)
+    }
 }
 
 /// An apply's observation on its way through a chain. The runtime link takes
@@ -153,10 +148,12 @@ impl Chain {
     /// tick.
     fn store(self: &Arc<Self>, at: usize, observed: Option<Arc<Observed>>) -> Store<HostState> {
         let link = &self.links[at];
-        let next = (at + 1 < self.links.len()).then(|| Next {
-            chain: self.clone(),
-            at: at + 1,
-            observed,
+        let next = (at + 1 < self.links.len()).then(|| {
+            Arc::new(Next {
+                chain: self.clone(),
+                at: at + 1,
+                observed,
+            }) as Arc<dyn NextLink>
         });
         let state = HostState::new(
             self.cluster.clone(),

@@ -5,13 +5,14 @@
 //! the outermost link.
 
 use super::ComponentRuntime;
-use super::chain::{BoxFuture, Chain, Observed};
+use super::chain::{Chain, Observed};
 use super::failure::{invalid_result, resource_size, returned_resource, status_size};
 use crate::bindings::{logic as l, observed as o, runtime as rt, types as t};
 use crate::convert::{
     action_from_wit, apply_options_to_wit, delete_request_to_wit, health_from_wit,
     observation_from_wit, observation_to_wit, resource_to_wit, status_from_wit,
 };
+use crate::link::BoxFuture;
 use krt_guest::model::{
     ApplyOptions, ApplyResponse, DeleteRequest, Health, ObjectDiff, Observation, ObservedResponse,
     ReadOptions, ReadResponse, Resource, Status, WatchRequest, WatchResponse,

@@ -9,8 +9,8 @@ mod contract;
 mod failure;
 mod stats;
 
+pub(crate) use crate::link::{LinkSettings, Role};
 pub use builder::{ChainBuilder, Middleware};
-pub(crate) use chain::{LinkSettings, Next, Role};
 pub use stats::RuntimeStats;
 
 use crate::cluster::KubeCluster;
@@ -18,8 +18,8 @@ use crate::engine::{
     ComponentSource, EngineOptions, LinkKind, Loaded, SharedEngine, load_component,
 };
 use crate::error::Error;
+use crate::link::Limits;
 use crate::policy::Policy;
-use crate::state::Limits;
 use chain::{Chain, Link};
 use krt_stack::EventSink;
 use std::sync::atomic::{AtomicBool, Ordering};
