@@ -454,20 +454,7 @@ mod tests {
     /// Applies `yaml` as all creates with `wait_for`; the reports by ID and the watches.
     async fn run(yaml: &str, wait_for: WaitFor) -> (Vec<ResourceReport>, Vec<(String, u32)>) {
         let stack = Stack::new(parse("s.yaml", yaml).unwrap()).unwrap();
-        let planned = Planned {
-            action: Some(Action::Create),
-            status: None,
-            diff: ObjectDiff::default(),
-            terminating: false,
-            observation: None,
-            uid: None,
-        };
-        let plan = Plan {
-            planned: vec![planned; stack.resources.len()],
-            deletes: Vec::new(),
-            delete_diffs: Vec::new(),
-            ownership: Vec::new(),
-        };
+        let plan = creates(&stack);
         let dir = tempfile::tempdir().unwrap();
         let backend = LocalBackend::new(dir.path());
         let recorder = Recorder::new(&backend, State::empty("s"));
