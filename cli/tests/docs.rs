@@ -7,7 +7,7 @@ use std::process::Command;
 
 /// The folders at the top of the repository: a path that starts with one of
 /// them is a repository path.
-const TOP: [&str; 15] = [
+const TOP: [&str; 16] = [
     "cli/",
     "controller/",
     "docs/",
@@ -17,6 +17,7 @@ const TOP: [&str; 15] = [
     "host/",
     "memcluster/",
     "sim/",
+    "sim-kinds/",
     "stack/",
     "testkit/",
     "tests/",

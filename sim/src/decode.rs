@@ -11,72 +11,12 @@
 
 use std::cell::RefCell;
 
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::kinds::{self, Builtin};
+use crate::kinds::{self, Builtin, Step};
 use crate::registry::ResourceType;
 use crate::ssa::{ListType, Schema as SsaSchema};
 use crate::status::{ApiError, cause};
-
-/// One step of a path into an object: a field or map key, or a list index.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Step {
-    /// A struct field or map key.
-    Key(String),
-    /// A list index.
-    Index(usize),
-}
-
-/// What deserializing a JSON object into a Rust type found.
-#[derive(Debug, Default)]
-pub struct Probe {
-    /// The fields the type does not have.
-    pub unknown: Vec<Vec<Step>>,
-    /// The first value the type cannot hold, with serde's message.
-    pub error: Option<(Vec<Step>, String)>,
-}
-
-/// Deserializes `value` into `T`, recording every field `T` ignored and the first failure.
-pub fn probe<T: DeserializeOwned>(value: &Value) -> Probe {
-    let mut unknown = Vec::new();
-    let mut record = |path: serde_ignored::Path<'_>| unknown.push(ignored_steps(&path));
-    let result: Result<T, _> =
-        serde_path_to_error::deserialize(serde_ignored::Deserializer::new(value, &mut record));
-    let error = result.err().map(|e| {
-        let steps = e
-            .path()
-            .iter()
-            .filter_map(|s| match s {
-                serde_path_to_error::Segment::Seq { index } => Some(Step::Index(*index)),
-                serde_path_to_error::Segment::Map { key } => Some(Step::Key(key.clone())),
-                _ => None,
-            })
-            .collect();
-        (steps, e.inner().to_string())
-    });
-    Probe { unknown, error }
-}
-
-fn ignored_steps(path: &serde_ignored::Path<'_>) -> Vec<Step> {
-    use serde_ignored::Path;
-    match path {
-        Path::Root => Vec::new(),
-        Path::Seq { parent, index } => {
-            let mut steps = ignored_steps(parent);
-            steps.push(Step::Index(*index));
-            steps
-        }
-        Path::Map { parent, key } => {
-            let mut steps = ignored_steps(parent);
-            steps.push(Step::Key(key.clone()));
-            steps
-        }
-        Path::Some { parent }
-        | Path::NewtypeStruct { parent }
-        | Path::NewtypeVariant { parent } => ignored_steps(parent),
-    }
-}
 
 /// Whether `kind`'s type has every field of `fields` (a partial object), with those types.
 pub fn has_fields(kind: &Builtin, fields: Value) -> bool {
