@@ -7,13 +7,14 @@ use std::process::Command;
 
 /// The folders at the top of the repository: a path that starts with one of
 /// them is a repository path.
-const TOP: [&str; 16] = [
+const TOP: [&str; 17] = [
     "cli/",
     "controller/",
     "docs/",
     "examples/",
     "fuzz/",
     "guest/",
+    "guest-component/",
     "host/",
     "memcluster/",
     "sim/",

@@ -34,8 +34,9 @@ pub(crate) enum LinkKind {
 /// How often the engine's epoch advances; CPU deadlines are counted in these ticks.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
-/// The guest component built by this workspace, embedded in the binary.
-pub const DEFAULT_COMPONENT: &[u8] = include_bytes!(env!("KRT_GUEST_WASM"));
+/// krt's own runtime component, embedded in the binary: the prebuilt
+/// `krt-guest` of [`krt_guest_component`].
+pub const DEFAULT_COMPONENT: &[u8] = krt_guest_component::COMPONENT;
 
 /// Where a component comes from.
 #[derive(Debug, Clone)]

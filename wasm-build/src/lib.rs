@@ -1,5 +1,6 @@
-//! Builds krt's `wasm32-wasip2` components with a nested cargo, for the build
-//! scripts that embed or test them (`host/build.rs`, `tests/build.rs`), for
+//! Builds krt's `wasm32-wasip2` components with a nested cargo: krt's guest,
+//! kept prebuilt in `guest-component/` ([`guest_component`]), the test
+//! components of `tests/build.rs`, for
 //! the tests and benchmarks that need a test component ([`test_examples`])
 //! and for `tests/compose.sh` (through this crate's binary).
 //!
@@ -43,6 +44,8 @@ pub struct Build {
     pub profile: String,
     /// Arguments selecting what to build: `-p krt-guest --features component`, ...
     pub select: Vec<String>,
+    /// Flags for rustc (none by default: the outer build's are never passed on).
+    pub rustflags: Vec<String>,
 }
 
 /// Why a component could not be built.
@@ -169,7 +172,26 @@ impl Build {
             target_dir: target_dir.into(),
             profile: profile.to_owned(),
             select: select.iter().map(|s| (*s).to_owned()).collect(),
+            rustflags: Vec::new(),
         }
+    }
+
+    /// The same build with every source path rustc records remapped (the
+    /// workspace to `/krt`, cargo's home to `/cargo`), so that its output does
+    /// not depend on where the checkout or the registry sit.
+    pub fn reproducible(mut self) -> Self {
+        let cargo_home = std::env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+        let mut remap = vec![(self.workspace.clone(), "/krt")];
+        if let Some(home) = cargo_home {
+            remap.push((home, "/cargo"));
+        }
+        for (from, to) in remap {
+            self.rustflags
+                .push(format!("--remap-path-prefix={}={to}", from.display()));
+        }
+        self
     }
 
     /// Where a built artifact named `file` (for example `krt_guest.wasm`,
@@ -197,6 +219,9 @@ impl Build {
             .arg(&self.target_dir);
         for var in OUTER_ONLY {
             cmd.env_remove(var);
+        }
+        if !self.rustflags.is_empty() {
+            cmd.env("CARGO_ENCODED_RUSTFLAGS", self.rustflags.join("\x1f"));
         }
         let status = cmd.status().map_err(BuildError::Spawn)?;
         if !status.success() {
@@ -280,4 +305,52 @@ pub fn rerun_if_changed(workspace: &Path, paths: &[&str]) {
     for path in paths {
         println!("cargo:rerun-if-changed={}", workspace.join(path).display());
     }
+}
+
+/// Where the prebuilt guest component is kept: `guest-component/krt_guest.wasm`.
+pub fn guest_component_file(workspace: &Path) -> PathBuf {
+    workspace.join("guest-component").join("krt_guest.wasm")
+}
+
+/// What [`guest_component`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GuestComponent {
+    /// The kept file was already what the sources build.
+    UpToDate,
+    /// The kept file was written anew.
+    Written,
+    /// (With `check`) the kept file is not what the sources build.
+    Stale,
+}
+
+/// Builds krt's guest component (`krt-guest` with `component`, profile
+/// `guest`) reproducibly under `target_dir`, and compares it with the kept
+/// file ([`guest_component_file`]); writes the file unless `check`.
+///
+/// # Errors
+/// As [`Build::outputs`], or the kept file cannot be read or written.
+pub fn guest_component(
+    workspace: &Path,
+    target_dir: &Path,
+    check: bool,
+) -> Result<GuestComponent, BuildError> {
+    let built = Build::new(
+        workspace,
+        target_dir.join("krt-guest-component"),
+        "guest",
+        &["--package", "krt-guest", "--features", "component"],
+    )
+    .reproducible()
+    .outputs(false, &["krt_guest.wasm"])?
+    .remove(0);
+    let bytes = std::fs::read(&built).map_err(BuildError::Spawn)?;
+    let kept = guest_component_file(workspace);
+    if std::fs::read(&kept).is_ok_and(|k| k == bytes) {
+        return Ok(GuestComponent::UpToDate);
+    }
+    if check {
+        return Ok(GuestComponent::Stale);
+    }
+    std::fs::write(&kept, bytes).map_err(BuildError::Spawn)?;
+    Ok(GuestComponent::Written)
 }
