@@ -59,11 +59,10 @@ fn protos_root() -> PathBuf {
         .and_then(|packages| packages.iter().find(|p| p["name"] == "k8s-rs-pb"))
         .and_then(|p| p["manifest_path"].as_str())
         .expect("k8s-rs-pb is a dependency");
-    let root = Path::new(manifest)
+    Path::new(manifest)
         .parent()
         .expect("package directory")
-        .join(VERSION_DIR);
-    root
+        .join(VERSION_DIR)
 }
 
 /// The host's target triple, as `rustc -vV` says it.
