@@ -8,7 +8,7 @@
 //! with `call_*` async methods.
 
 wasmtime::component::bindgen!({
-    path: "../wit",
+    path: "wit",
     world: "cluster-middleware",
     imports: { default: async | trappable },
     exports: { default: async },
@@ -24,7 +24,7 @@ pub use kusion::runtime::{host as host_services, kubernetes, types};
 /// World `krt-guest`, for its `logic` export; its imports are the ones above.
 mod guest_world {
     wasmtime::component::bindgen!({
-        path: "../wit",
+        path: "wit",
         world: "krt-guest",
         imports: { default: async | trappable },
         exports: { default: async },

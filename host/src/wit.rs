@@ -11,7 +11,7 @@ mod tests {
 
     #[test]
     fn wit_version_matches_the_wit_package() {
-        let world = include_str!("../../wit/types.wit");
+        let world = include_str!("../wit/types.wit");
         assert!(
             world.contains(&format!("package kusion:runtime@{WIT_VERSION};")),
             "WIT_VERSION {WIT_VERSION} differs from wit/"
