@@ -3,15 +3,16 @@
 //! a Deployment of `krt controller run` replicas sharing the Stacks.
 //!
 //! The ClusterRole `krt-controller` covers what the controller itself reads
-//! and writes (Stacks and their status, the ConfigMaps they name, Events, its
-//! Leases) and `impersonate` on ServiceAccounts. How tenants are separated
-//! is [`Tenancy`]:
-//! - [`Tenancy::Multi`] (the default): that is all the controller may do.
+//! and writes (Stacks and their status, Events; its Leases are a Role in its
+//! namespace) and `impersonate` on ServiceAccounts, plus the ConfigMaps of
+//! Stacks that run as the controller when no default account is set. How tenants are separated
+//! is [`TenancyMode`]:
+//! - [`TenancyMode::Multi`] (the default): that is all the controller may do.
 //!   Each Stack applies as its ServiceAccount (`spec.serviceAccountName`,
 //!   else the `default` account of its namespace, through
 //!   `--default-service-account`), so the API server's RBAC decides what it
 //!   may write, behind krt's capability policy;
-//! - [`Tenancy::Single`]: for one-team clusters, `krt-controller-apply` lets
+//! - [`TenancyMode::Single`]: for one-team clusters, `krt-controller-apply` lets
 //!   the controller write every kind, and Stacks naming no account run as the
 //!   controller, bounded by krt's capability policy alone.
 
@@ -21,7 +22,7 @@ use serde_json::{Value, json};
 
 /// How an installation separates tenants.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Tenancy {
+pub enum TenancyMode {
     /// Stacks apply as ServiceAccounts of their namespaces; the controller
     /// itself may write no tenant objects.
     #[default]
@@ -31,17 +32,17 @@ pub enum Tenancy {
     Single,
 }
 
-impl Tenancy {
+impl TenancyMode {
     /// `multi` or `single`, as the manifests' annotation says it.
     pub fn word(self) -> &'static str {
         match self {
-            Tenancy::Multi => "multi",
-            Tenancy::Single => "single",
+            TenancyMode::Multi => "multi",
+            TenancyMode::Single => "single",
         }
     }
 }
 
-/// The annotation that says which [`Tenancy`] the installed RBAC is for.
+/// The annotation that says which [`TenancyMode`] the installed RBAC is for.
 pub const TENANCY_ANNOTATION: &str = "krt.dev/tenancy";
 
 /// What the install manifests are made for.
@@ -56,10 +57,10 @@ pub struct InstallOptions {
     /// How many shards Stacks are spread over.
     pub shards: u32,
     /// How tenants are separated.
-    pub tenancy: Tenancy,
+    pub tenancy: TenancyMode,
     /// The account Stacks naming none run as (`--default-service-account`);
-    /// `None` is `default` under [`Tenancy::Multi`] and the controller itself
-    /// under [`Tenancy::Single`].
+    /// `None` is `default` under [`TenancyMode::Multi`] and the controller itself
+    /// under [`TenancyMode::Single`].
     pub default_service_account: Option<String>,
 }
 
@@ -68,8 +69,8 @@ impl InstallOptions {
     fn default_account(&self) -> Option<&str> {
         match (&self.default_service_account, self.tenancy) {
             (Some(name), _) => Some(name),
-            (None, Tenancy::Multi) => Some("default"),
-            (None, Tenancy::Single) => None,
+            (None, TenancyMode::Multi) => Some("default"),
+            (None, TenancyMode::Single) => None,
         }
     }
 
@@ -83,11 +84,11 @@ impl InstallOptions {
             None => "Stacks naming no spec.serviceAccountName run as the controller".into(),
         };
         match self.tenancy {
-            Tenancy::Multi => format!(
+            TenancyMode::Multi => format!(
                 "multi-tenant: the controller may write no tenant objects itself; each Stack \
                  applies as its ServiceAccount, so the API server's RBAC decides; {runs_as}"
             ),
-            Tenancy::Single => format!(
+            TenancyMode::Single => format!(
                 "single-tenant: krt-controller-apply lets the controller write every kind, \
                  bounded by krt's capability policy alone; {runs_as}"
             ),
@@ -148,7 +149,7 @@ pub fn manifests(options: &InstallOptions) -> Vec<Value> {
                            "name": "krt-controller"},
                "subjects": subject}),
     ];
-    if options.tenancy == Tenancy::Single {
+    if options.tenancy == TenancyMode::Single {
         let mut apply_meta = meta("krt-controller-apply", false);
         apply_meta["annotations"] = json!({
             TENANCY_ANNOTATION: "single",
@@ -261,7 +262,7 @@ mod tests {
         );
     }
 
-    fn options(tenancy: Tenancy) -> InstallOptions {
+    fn options(tenancy: TenancyMode) -> InstallOptions {
         InstallOptions {
             namespace: "krt-system".into(),
             image: "krt:0.1.0".into(),
@@ -318,7 +319,7 @@ mod tests {
 
     #[test]
     fn the_deployment_runs_the_controller_with_its_options() {
-        let all = manifests(&options(Tenancy::Multi));
+        let all = manifests(&options(TenancyMode::Multi));
         let deployment = all.last().unwrap();
         assert_eq!(deployment["spec"]["replicas"], 3);
         let container = &deployment["spec"]["template"]["spec"]["containers"][0];
@@ -330,7 +331,7 @@ mod tests {
 
     #[test]
     fn a_multi_tenant_controller_may_only_impersonate_and_runs_stacks_as_default() {
-        let all = manifests(&options(Tenancy::Multi));
+        let all = manifests(&options(TenancyMode::Multi));
         assert_eq!(
             kinds(&all),
             [
@@ -370,7 +371,7 @@ mod tests {
         );
         let named = manifests(&InstallOptions {
             default_service_account: Some("stacks".into()),
-            ..options(Tenancy::Multi)
+            ..options(TenancyMode::Multi)
         });
         let args = self::args(&named);
         assert!(
@@ -382,7 +383,7 @@ mod tests {
 
     #[test]
     fn a_single_tenant_controller_applies_everything_as_itself() {
-        let all = manifests(&options(Tenancy::Single));
+        let all = manifests(&options(TenancyMode::Single));
         assert_eq!(
             kinds(&all),
             [

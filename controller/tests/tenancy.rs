@@ -7,7 +7,7 @@
 mod support;
 
 use k8s_openapi::api::events::v1::Event;
-use krt_controller::install::Tenancy;
+use krt_controller::install::TenancyMode;
 use krt_controller::{Grant, Grants, Stack};
 use kube::Api;
 use kube::api::PostParams;
@@ -41,7 +41,7 @@ async fn multi(reach: &[&str]) -> Harness {
     };
     Harness::start_with(Setup {
         grants,
-        installed: Some(Tenancy::Multi),
+        installed: Some(TenancyMode::Multi),
         ..Setup::default()
     })
     .await
@@ -312,18 +312,18 @@ async fn tenants_cannot_touch_each_other_even_with_a_krt_grant() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tenant_learns_nothing_its_account_may_not_read() {
-    learns_nothing(Tenancy::Multi).await;
+    learns_nothing(TenancyMode::Multi).await;
 }
 
 /// Even where the controller itself may read everything.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tenant_learns_nothing_its_account_may_not_read_from_a_single_tenant_controller() {
-    learns_nothing(Tenancy::Single).await;
+    learns_nothing(TenancyMode::Single).await;
 }
 
 /// A Secret of the Stack's namespace and a ConfigMap of another, neither
 /// readable by the Stack's account, appear in no status, Event or metric.
-async fn learns_nothing(mode: Tenancy) {
+async fn learns_nothing(mode: TenancyMode) {
     const SECRET: &str = "hunter2-do-not-echo";
     let h = Harness::start_with(Setup {
         installed: Some(mode),
@@ -410,7 +410,7 @@ async fn learns_nothing(mode: Tenancy) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cross_namespace_sources_are_refused_when_switched_off() {
     let h = Harness::start_with(Setup {
-        installed: Some(Tenancy::Multi),
+        installed: Some(TenancyMode::Multi),
         no_cross_namespace_refs: true,
         ..Setup::default()
     })
@@ -440,7 +440,7 @@ async fn cross_namespace_sources_are_refused_when_switched_off() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_single_tenant_install_applies_stacks_naming_no_account_as_the_controller() {
     let h = Harness::start_with(Setup {
-        installed: Some(Tenancy::Single),
+        installed: Some(TenancyMode::Single),
         ..Setup::default()
     })
     .await;

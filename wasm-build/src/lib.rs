@@ -62,6 +62,13 @@ pub enum BuildError {
     Failed(std::process::ExitStatus),
     /// cargo succeeded but a component is not where it should be.
     Missing(PathBuf),
+    /// A built or kept component could not be read or written.
+    File {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -74,6 +81,7 @@ impl fmt::Display for BuildError {
                 "building the components failed ({status}); cargo's output is above"
             ),
             BuildError::Missing(path) => write!(f, "component missing at {}", path.display()),
+            BuildError::File { path, source } => write!(f, "{}: {source}", path.display()),
         }
     }
 }
@@ -81,7 +89,7 @@ impl fmt::Display for BuildError {
 impl std::error::Error for BuildError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            BuildError::Spawn(e) => Some(e),
+            BuildError::Spawn(e) | BuildError::File { source: e, .. } => Some(e),
             _ => None,
         }
     }
@@ -343,7 +351,11 @@ pub fn guest_component(
     .reproducible()
     .outputs(false, &["krt_guest.wasm"])?
     .remove(0);
-    let bytes = std::fs::read(&built).map_err(BuildError::Spawn)?;
+    let file = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| BuildError::File { path, source }
+    };
+    let bytes = std::fs::read(&built).map_err(file(&built))?;
     let kept = guest_component_file(workspace);
     if std::fs::read(&kept).is_ok_and(|k| k == bytes) {
         return Ok(GuestComponent::UpToDate);
@@ -351,6 +363,6 @@ pub fn guest_component(
     if check {
         return Ok(GuestComponent::Stale);
     }
-    std::fs::write(&kept, bytes).map_err(BuildError::Spawn)?;
+    std::fs::write(&kept, bytes).map_err(file(&kept))?;
     Ok(GuestComponent::Written)
 }

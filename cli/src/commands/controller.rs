@@ -264,8 +264,8 @@ impl InstallArgs {
             replicas: self.replicas,
             shards: self.shards,
             tenancy: match self.tenancy {
-                TenancyArg::Multi => install::Tenancy::Multi,
-                TenancyArg::Single => install::Tenancy::Single,
+                TenancyArg::Multi => install::TenancyMode::Multi,
+                TenancyArg::Single => install::TenancyMode::Single,
             },
             default_service_account: self.default_service_account.clone(),
         };

@@ -49,7 +49,7 @@ pub struct Setup {
     /// controller runs as their ServiceAccount `krt-system/krt-controller`
     /// with the Deployment's `--default-service-account`. `None`: the CRD
     /// alone, and the controller runs as the simulator's admin.
-    pub installed: Option<install::Tenancy>,
+    pub installed: Option<install::TenancyMode>,
     /// The controller's `--no-cross-namespace-refs`.
     pub no_cross_namespace_refs: bool,
 }
@@ -179,7 +179,7 @@ impl Harness {
 /// Applies the manifests of `krt controller install --tenancy MODE` but its
 /// Deployment (server-side, as the admin), and returns the tenancy that
 /// Deployment's arguments give the controller.
-async fn install(cluster: &SimCluster, mode: install::Tenancy) -> Tenancy {
+async fn install(cluster: &SimCluster, mode: install::TenancyMode) -> Tenancy {
     let options = InstallOptions {
         namespace: LEASES.into(),
         image: "krt:test".into(),
