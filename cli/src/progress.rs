@@ -6,7 +6,7 @@
 //! line.
 
 use crate::output::{Printer, paint, style};
-use crate::table::{health_cell, painted, seconds};
+use crate::table::{health_cell, painted, print_table, seconds};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use krt_guest::model::HealthState;
 use krt_stack::{Event, EventSink, Outcome, Phase, ResourceReport};
@@ -208,6 +208,15 @@ impl Progress {
     /// Whether the display is live (its final lines already list every resource).
     pub fn is_live(&self) -> bool {
         self.live.is_some()
+    }
+
+    /// Prints the table of `all` under "Summary:", unless the live display
+    /// already listed every resource.
+    pub fn summarize(&self, printer: &Printer, all: &[ResourceReport]) {
+        if !self.is_live() {
+            printer.out("Summary:");
+            print_table(printer, all);
+        }
     }
 }
 

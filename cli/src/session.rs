@@ -272,6 +272,35 @@ pub fn apply_mode(global: &GlobalArgs) -> ApplyMode {
     }
 }
 
+/// Opens a session that only reads and keeps states: no watch, no field
+/// manager, the host's default number of requests in flight, and `scope` in
+/// the policy's scope.
+///
+/// # Errors
+/// As [`open`].
+pub async fn open_reading(
+    global: &GlobalArgs,
+    printer: &Printer,
+    scope: &[Resource],
+) -> anyhow::Result<Session> {
+    let in_flight = krt_host::DEFAULT_MAX_IN_FLIGHT;
+    open(global, printer, Duration::ZERO, scope, None, in_flight).await
+}
+
+/// [`open_targets`] for a command that only reads the targets (no watch, the
+/// host's default number of requests in flight).
+///
+/// # Errors
+/// As [`open_targets`].
+pub async fn open_read_targets(
+    global: &GlobalArgs,
+    printer: &Printer,
+    files: &StateOrInputArgs,
+) -> anyhow::Result<Option<(Session, State, Targets)>> {
+    let in_flight = krt_host::DEFAULT_MAX_IN_FLIGHT;
+    open_targets(global, printer, files, Duration::ZERO, in_flight).await
+}
+
 /// Opens a session for a command that works on `-f` files or on the recorded
 /// resources: loads the input (`None` when invalid; the problems are printed),
 /// connects with the input in the policy's scope, and loads the state.

@@ -105,14 +105,29 @@ pub fn counts(resources: &[ResourceReport], order: &[Outcome]) -> String {
         .join(", ")
 }
 
+/// Inserts each of `rare` (outcomes only some resources can end in) into
+/// `order` at `at`, when one of `resources` ended so.
+pub fn name_when_seen(
+    order: &mut Vec<Outcome>,
+    at: usize,
+    resources: &[ResourceReport],
+    rare: &[Outcome],
+) {
+    for &outcome in rare {
+        if count(resources, outcome) > 0 {
+            order.insert(at, outcome);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn durations_read_naturally() {
-        assert_eq!(seconds(420), "0.4s");
-        assert_eq!(seconds(12_345), "12s");
-        assert_eq!(seconds(125_000), "2m05s");
+        for (ms, text) in [(420, "0.4s"), (12_345, "12s"), (125_000, "2m05s")] {
+            assert_eq!(seconds(ms), text);
+        }
     }
 }

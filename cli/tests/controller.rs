@@ -8,6 +8,7 @@ use futures::StreamExt;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::events::v1::Event;
+use krt_controller::install::{InstallOptions, TenancyMode, manifests};
 use krt_testkit::{SimCluster, krt, krt_spawn};
 use kube::Api;
 use kube::api::{DynamicObject, Patch, PatchParams, WatchEvent, WatchParams};
@@ -258,72 +259,64 @@ async fn create_stacks_every(
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn controller_install_prints_and_applies_the_crd_rbac_and_deployment() {
-    let cluster = SimCluster::start().await;
-    let printed = krt(
+/// What `krt controller install ARGS` prints.
+async fn printed_install(cluster: &SimCluster, args: &[&str]) -> String {
+    let run = krt(
         &cluster.kubeconfig,
-        &["controller", "install", "--replicas", "3"],
+        &[&["controller", "install"], args].concat(),
         None,
     )
     .await;
-    assert_eq!(printed.code, 0, "{}", printed.stderr);
-    let kinds = |text: &str| -> Vec<String> {
-        text.lines()
-            .filter_map(|l| l.strip_prefix("kind: "))
-            .map(str::to_owned)
-            .collect()
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.stdout
+}
+
+/// The kinds of the objects in printed manifests, in order.
+fn kinds(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("kind: "))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The kinds of the manifests `krt controller install` prints under
+/// `tenancy`, in order (the controller's own tests pin the list).
+fn install_kinds(tenancy: TenancyMode) -> Vec<String> {
+    let options = InstallOptions {
+        namespace: "krt-system".into(),
+        image: "krt:test".into(),
+        replicas: 1,
+        shards: 1,
+        tenancy,
+        default_service_account: None,
     };
+    manifests(&options)
+        .iter()
+        .map(|o| o["kind"].as_str().expect("a kind").to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controller_install_prints_and_applies_the_crd_rbac_and_deployment() {
+    let cluster = SimCluster::start().await;
+    let printed = printed_install(&cluster, &["--replicas", "3"]).await;
     // Multi-tenant by default: no role that applies everything, and Stacks
     // naming no account run as `default` of their namespace.
-    assert_eq!(
-        kinds(&printed.stdout),
-        [
-            "CustomResourceDefinition",
-            "Namespace",
-            "ServiceAccount",
-            "ClusterRole",
-            "ClusterRoleBinding",
-            "Role",
-            "RoleBinding",
-            "Deployment"
-        ]
-    );
+    assert_eq!(kinds(&printed), install_kinds(TenancyMode::Multi));
     for said in [
         "krt.dev/tenancy: multi",
         "- --default-service-account\n        - default\n",
     ] {
-        assert!(printed.stdout.contains(said), "{said}: {}", printed.stdout);
+        assert!(printed.contains(said), "{said}: {printed}");
     }
-    let single = krt(
-        &cluster.kubeconfig,
-        &["controller", "install", "--tenancy", "single"],
-        None,
-    )
-    .await;
-    assert_eq!(single.code, 0, "{}", single.stderr);
-    assert_eq!(
-        kinds(&single.stdout),
-        [
-            "CustomResourceDefinition",
-            "Namespace",
-            "ServiceAccount",
-            "ClusterRole",
-            "ClusterRoleBinding",
-            "ClusterRole",
-            "ClusterRoleBinding",
-            "Role",
-            "RoleBinding",
-            "Deployment"
-        ]
-    );
+    let single = printed_install(&cluster, &["--tenancy", "single"]).await;
+    assert_eq!(kinds(&single), install_kinds(TenancyMode::Single));
     assert!(
-        single.stdout.contains("krt.dev/tenancy: single")
-            && !single.stdout.contains("- --default-service-account"),
-        "{}",
-        single.stdout
+        single.contains("krt.dev/tenancy: single")
+            && !single.contains("- --default-service-account"),
+        "{single}"
     );
-    assert!(printed.stdout.contains("replicas: 3"), "{}", printed.stdout);
+    assert!(printed.contains("replicas: 3"), "{printed}");
     install(&cluster).await;
     for (api_version, kind, plural, ns, name) in [
         (

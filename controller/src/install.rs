@@ -330,21 +330,31 @@ mod tests {
     }
 
     #[test]
+    fn only_a_single_tenant_install_has_the_cluster_role_that_applies_everything() {
+        let apply_role = ["ClusterRole", "ClusterRoleBinding"];
+        for (mode, extra) in [
+            (TenancyMode::Multi, &[][..]),
+            (TenancyMode::Single, &apply_role[..]),
+        ] {
+            let expected = [
+                &[
+                    "CustomResourceDefinition",
+                    "Namespace",
+                    "ServiceAccount",
+                    "ClusterRole",
+                    "ClusterRoleBinding",
+                ][..],
+                extra,
+                &["Role", "RoleBinding", "Deployment"],
+            ]
+            .concat();
+            assert_eq!(kinds(&manifests(&options(mode))), expected, "{mode:?}");
+        }
+    }
+
+    #[test]
     fn a_multi_tenant_controller_may_only_impersonate_and_runs_stacks_as_default() {
         let all = manifests(&options(TenancyMode::Multi));
-        assert_eq!(
-            kinds(&all),
-            [
-                "CustomResourceDefinition",
-                "Namespace",
-                "ServiceAccount",
-                "ClusterRole",
-                "ClusterRoleBinding",
-                "Role",
-                "RoleBinding",
-                "Deployment"
-            ]
-        );
         assert_eq!(
             rules(&all, "krt-controller"),
             [
@@ -384,21 +394,6 @@ mod tests {
     #[test]
     fn a_single_tenant_controller_applies_everything_as_itself() {
         let all = manifests(&options(TenancyMode::Single));
-        assert_eq!(
-            kinds(&all),
-            [
-                "CustomResourceDefinition",
-                "Namespace",
-                "ServiceAccount",
-                "ClusterRole",
-                "ClusterRoleBinding",
-                "ClusterRole",
-                "ClusterRoleBinding",
-                "Role",
-                "RoleBinding",
-                "Deployment"
-            ]
-        );
         assert_eq!(rules(&all, "krt-controller-apply"), ["*/*:*"]);
         assert!(
             rules(&all, "krt-controller").contains(&"/configmaps:get,list,watch".to_owned()),

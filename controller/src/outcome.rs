@@ -172,32 +172,18 @@ pub fn applied(
             message: failed.join("; "),
         };
     }
-    let timed_out: Vec<String> = reports
-        .iter()
-        .filter(|r| r.result == Outcome::TimedOut)
-        .map(|r| r.id.clone())
-        .collect();
-    if !timed_out.is_empty() {
+    let timed_out = reports.iter().filter(|r| r.result == Outcome::TimedOut);
+    if let Some(which) = describe_health(health, timed_out.map(|r| r.id.as_str())) {
         return Verdict::Failed {
             reason: "HealthCheckFailed",
-            message: format!(
-                "not healthy within the timeout: {}",
-                describe_health(health, &timed_out)
-            ),
+            message: format!("not healthy within the timeout: {which}"),
         };
     }
-    let waiting: Vec<String> = health
-        .iter()
-        .filter(|h| h.health != "Current")
-        .map(|h| h.id.clone())
-        .collect();
-    if !waiting.is_empty() {
+    let waiting = health.iter().filter(|h| h.health != "Current");
+    if let Some(which) = describe_health(health, waiting.map(|h| h.id.as_str())) {
         return Verdict::Progressing {
             reason: "Progressing",
-            message: format!(
-                "applied revision {revision}; waiting for {}",
-                describe_health(health, &waiting)
-            ),
+            message: format!("applied revision {revision}; waiting for {which}"),
         };
     }
     let changes = if writes.is_empty() {
@@ -214,23 +200,30 @@ pub fn applied(
     }
 }
 
-/// `id (InProgress: message), ...` for `ids`.
-fn describe_health(health: &[ResourceHealth], ids: &[String]) -> String {
+/// `id (InProgress: message), ...` for `ids`; `None` when there are none.
+fn describe_health<'a>(
+    health: &[ResourceHealth],
+    ids: impl Iterator<Item = &'a str>,
+) -> Option<String> {
+    let ids: Vec<&str> = ids.collect();
+    if ids.is_empty() {
+        return None;
+    }
     let shown: Vec<String> = ids
         .iter()
         .take(NAMED)
-        .map(|id| match health.iter().find(|h| &h.id == id) {
+        .map(|id| match health.iter().find(|h| h.id == **id) {
             Some(h) => match &h.message {
                 Some(m) => format!("{id} ({}: {m})", h.health),
                 None => format!("{id} ({})", h.health),
             },
-            None => id.clone(),
+            None => (*id).to_owned(),
         })
         .collect();
-    match ids.len().saturating_sub(NAMED) {
+    Some(match ids.len().saturating_sub(NAMED) {
         0 => shown.join(", "),
         more => format!("{} and {more} more", shown.join(", ")),
-    }
+    })
 }
 
 #[cfg(test)]

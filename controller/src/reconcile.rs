@@ -23,7 +23,7 @@ use krt_stack::model::{
 };
 use krt_stack::ownership::NOT_OURS;
 use krt_stack::{
-    ApplySettings, DestroySettings, Outcome, Owner, Run, StateError, TracingSink, WaitFor,
+    ApplySettings, DestroySettings, Outcome, Owner, Ran, Run, StateError, TracingSink, WaitFor,
 };
 use kube::api::Api;
 use kube::runtime::controller::Action;
@@ -417,9 +417,17 @@ fn owner(stack: &Stack) -> Owner {
     Owner::object(stack.namespace_or_default(), stack.name())
 }
 
-/// Publishes a Warning Event naming the objects `reports` left alone because
-/// the Stack does not own them.
-async fn warn_not_ours(ctx: &Context, stack: &Stack, reports: &[krt_stack::ResourceReport]) {
+/// The reports of a walk of the Stack's state once that state is saved, and
+/// what the walk wrote; publishes a Warning Event naming the objects it left
+/// alone because the Stack does not own them.
+async fn walked(
+    ctx: &Context,
+    stack: &Stack,
+    ran: Result<Ran, StateError>,
+) -> Result<(Vec<krt_stack::ResourceReport>, Writes), StepError> {
+    let ran = ran.map_err(StepError::State)?;
+    ran.saved.map_err(StepError::State)?;
+    let reports = ran.reports;
     let left: Vec<String> = reports
         .iter()
         .filter(|r| r.result == Outcome::NotOurs)
@@ -429,6 +437,8 @@ async fn warn_not_ours(ctx: &Context, stack: &Stack, reports: &[krt_stack::Resou
         ctx.publish(stack, EventType::Warning, NOT_OURS, left.join("; "))
             .await;
     }
+    let writes = Writes::of(&reports);
+    Ok((reports, writes))
 }
 
 /// Applies the Stack's spec.
@@ -536,15 +546,7 @@ async fn apply(
         .await
         .map_err(StepError::State)?;
     let settings = settings(stack, ctx, timeout);
-    let plan = krt_stack::plan(
-        &runtime,
-        &graph,
-        run.state(),
-        &settings.options,
-        settings.concurrency,
-        &settings.owner,
-    )
-    .await;
+    let plan = settings.plan(&runtime, &graph, run.state()).await;
     if plan.failed() {
         run.close().await.map_err(StepError::State)?;
         let verdict = outcome::plan_failed(&plan, &graph);
@@ -553,12 +555,8 @@ async fn apply(
     }
     let ran = run
         .apply(&runtime, &graph, &plan, &settings, &TracingSink)
-        .await
-        .map_err(StepError::State)?;
-    ran.saved.map_err(StepError::State)?;
-    let reports = ran.reports;
-    warn_not_ours(ctx, stack, &reports).await;
-    let writes = Writes::of(&reports);
+        .await;
+    let (reports, writes) = walked(ctx, stack, ran).await?;
     for (action, ids) in writes.by_action() {
         ctx.metrics
             .writes
@@ -718,14 +716,8 @@ async fn cleanup(stack: &Stack, ctx: &Context, entered: &Entered) -> Result<Acti
         owner: owner(stack),
         force_unowned: false,
     };
-    let ran = run
-        .destroy(&runtime, &graph, &settings, &TracingSink)
-        .await
-        .map_err(StepError::State)?;
-    ran.saved.map_err(StepError::State)?;
-    let reports = ran.reports;
-    warn_not_ours(ctx, stack, &reports).await;
-    let writes = Writes::of(&reports);
+    let ran = run.destroy(&runtime, &graph, &settings, &TracingSink).await;
+    let (reports, writes) = walked(ctx, stack, ran).await?;
     ctx.metrics
         .writes
         .get_or_create(&ActionLabel { action: "deleted" })

@@ -14,7 +14,7 @@ use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-use support::{Harness, Setup, config_map, scrape, stack, tagger_component, until};
+use support::{Harness, Setup, config_map, is_ready, scrape, stack, tagger_component, until};
 
 /// Long enough for a first reconcile on a loaded 2-core machine.
 const READY_WITHIN: Duration = Duration::from_secs(60);
@@ -28,6 +28,21 @@ async fn event_reasons(h: &Harness, name: &str) -> Vec<String> {
         .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
         .filter_map(|e| e.reason)
         .collect()
+}
+
+/// Waits for an Event `reason` about Stack `name` in `team-a`. An Event
+/// follows the write it tells of: on a loaded machine it may land a moment
+/// after what that write changed.
+async fn until_event(h: &Harness, name: &str, reason: &str) {
+    until(
+        &format!("a {reason} Event"),
+        Duration::from_secs(5),
+        || async {
+            let reasons = event_reasons(h, name).await;
+            reasons.iter().any(|r| r == reason).then_some(())
+        },
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -170,11 +185,7 @@ async fn a_kubectl_change_to_a_managed_field_is_corrected_within_the_interval() 
     assert!(changed.elapsed() <= interval + Duration::from_secs(2));
     // The Event follows the write that corrected the drift; on a loaded
     // machine it may land a moment after the ConfigMap is back.
-    until("a DriftCorrected Event", Duration::from_secs(5), || async {
-        let reasons = event_reasons(&h, "cfg").await;
-        reasons.iter().any(|r| r == "DriftCorrected").then_some(())
-    })
-    .await;
+    until_event(&h, "cfg", "DriftCorrected").await;
     h.stop().await;
 }
 
@@ -196,18 +207,14 @@ async fn a_resource_removed_from_the_spec_is_pruned() {
         .patch("trio", &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .expect("the spec changes");
-    let after = until(
-        "b pruned and the Stack Ready again",
-        READY_WITHIN,
-        || async {
-            let stack = h.stacks.get("trio").await.ok()?;
-            let status = stack.status.clone()?;
-            (status.observed_generation == stack.metadata.generation
-                && stack.condition("Ready").is_some_and(|c| c.status == "True"))
-            .then_some(status)
-        },
-    )
-    .await;
+    let after = h
+        .until_reconciled(
+            "b pruned and the Stack Ready again",
+            "trio",
+            READY_WITHIN,
+            is_ready,
+        )
+        .await;
     assert!(h.config_map("team-a", "b").await.is_none(), "b is deleted");
     assert!(h.config_map("team-a", "a").await.is_some());
     assert!(h.config_map("team-a", "c").await.is_some());
@@ -220,12 +227,8 @@ async fn a_resource_removed_from_the_spec_is_pruned() {
         .patch("trio", &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .expect("the spec changes");
-    until("c orphaned", READY_WITHIN, || async {
-        let stack = h.stacks.get("trio").await.ok()?;
-        let status = stack.status.clone()?;
-        (status.observed_generation == stack.metadata.generation
-            && status.inventory_count == Some(1))
-        .then_some(())
+    h.until_reconciled("c orphaned", "trio", READY_WITHIN, |stack| {
+        stack.status.as_ref().unwrap().inventory_count == Some(1)
     })
     .await;
     assert!(
@@ -234,11 +237,7 @@ async fn a_resource_removed_from_the_spec_is_pruned() {
     );
     // The inventory is saved during the apply, and the Event follows it: on
     // a loaded machine it may land a moment after the inventory shrank.
-    until("an Orphaned Event", Duration::from_secs(5), || async {
-        let reasons = event_reasons(&h, "trio").await;
-        reasons.iter().any(|r| r == "Orphaned").then_some(())
-    })
-    .await;
+    until_event(&h, "trio", "Orphaned").await;
     h.stop().await;
 }
 
@@ -452,16 +451,11 @@ fn operations(object: &Value, manager: &str) -> Vec<String> {
 /// Waits until Stack `name` of `team-a` has reconciled its current
 /// generation to Ready.
 async fn until_ready_again(h: &Harness, name: &str) {
-    until(
+    h.until_reconciled(
         &format!("Stack {name} Ready at its new generation"),
+        name,
         READY_WITHIN,
-        || async {
-            let stack = h.stacks.get(name).await.ok()?;
-            let status = stack.status.as_ref()?;
-            (status.observed_generation == stack.metadata.generation
-                && stack.condition("Ready").is_some_and(|c| c.status == "True"))
-            .then_some(())
-        },
+        is_ready,
     )
     .await;
 }
@@ -717,14 +711,11 @@ async fn someone_replaces(h: &Harness, name: &str, labels: Value) {
     api.delete(name, &DeleteParams::default())
         .await
         .expect("deleted directly");
-    h.cluster
-        .create(
-            "configmaps",
-            json!({"apiVersion": "v1", "kind": "ConfigMap",
-                   "metadata": {"name": name, "namespace": "team-a", "labels": labels},
-                   "data": {"owner": "someone else"}}),
-        )
-        .await;
+    let theirs = krt_testkit::configmap(name)
+        .namespace("team-a")
+        .labels(labels)
+        .data(json!({"owner": "someone else"}));
+    h.cluster.create("configmaps", theirs.value()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -752,14 +743,9 @@ async fn the_prune_and_the_stack_deletion_leave_alone_what_the_stack_does_not_ow
         .patch("mixed", &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .expect("the spec changes");
-    let after = until("b out of the inventory", READY_WITHIN, || async {
-        let stack = h.stacks.get("mixed").await.ok()?;
-        let status = stack.status.clone()?;
-        (status.observed_generation == stack.metadata.generation
-            && stack.condition("Ready").is_some_and(|c| c.status == "True"))
-        .then_some(status)
-    })
-    .await;
+    let after = h
+        .until_reconciled("b out of the inventory", "mixed", READY_WITHIN, is_ready)
+        .await;
     assert_eq!(after.inventory_count, Some(1));
     let theirs = h.config_map("team-a", "b").await.expect("their b survives");
     assert_eq!(theirs["data"]["owner"], "someone else");

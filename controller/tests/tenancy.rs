@@ -56,6 +56,16 @@ async fn stalled(h: &Harness, namespace: &str, name: &str) -> (String, String) {
     (c.reason.clone(), c.message.clone())
 }
 
+/// Waits until the Stack is Stalled, refused by the API server (`Forbidden`)
+/// with a message naming each of `parts`.
+async fn forbidden(h: &Harness, namespace: &str, name: &str, parts: &[&str]) {
+    let (reason, message) = stalled(h, namespace, name).await;
+    assert_eq!(reason, "Forbidden", "{message}");
+    for part in parts {
+        assert!(message.contains(part), "{part}: {message}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tenant_with_only_stack_rights_gets_what_its_account_may_do_and_no_more() {
     let h = multi(&["krt-system"]).await;
@@ -116,40 +126,38 @@ async fn a_tenant_with_only_stack_rights_gets_what_its_account_may_do_and_no_mor
                "subjects": [{"kind": "ServiceAccount", "name": "tenant",
                              "namespace": "team-a"}]})
     };
-    // What `edit` allows applies.
-    create(stack_as(
-        "team-a",
-        "web",
-        Some("deployer"),
-        vec![
-            config_map("settings", "a"),
-            krt_testkit::deployment("web").value(),
-        ],
-    ))
-    .await;
-    // A binding to cluster-admin: `edit` may not bind at all, and `admin` may
-    // bind only what it holds (the escalation check).
-    create(stack_as(
-        "team-a",
-        "bind",
-        Some("deployer"),
-        vec![config_map("bind-marker", "x"), take_over("bind")],
-    ))
-    .await;
-    create(stack_as(
-        "team-a",
-        "escalate",
-        Some("manager"),
-        vec![config_map("escalate-marker", "x"), take_over("escalate")],
-    ))
-    .await;
     // A Pod of the controller's account in the controller's namespace, which
     // krt's policy allows team-a here.
     let pod = krt_testkit::pod("steal")
         .namespace("krt-system")
         .set("/spec/serviceAccountName", json!("krt-controller"))
         .value();
-    create(stack_as("team-a", "reach", Some("deployer"), vec![pod])).await;
+    for (name, account, resources) in [
+        // What `edit` allows applies.
+        (
+            "web",
+            "deployer",
+            vec![
+                config_map("settings", "a"),
+                krt_testkit::deployment("web").value(),
+            ],
+        ),
+        // A binding to cluster-admin: `edit` may not bind at all, and `admin`
+        // may bind only what it holds (the escalation check).
+        (
+            "bind",
+            "deployer",
+            vec![config_map("bind-marker", "x"), take_over("bind")],
+        ),
+        (
+            "escalate",
+            "manager",
+            vec![config_map("escalate-marker", "x"), take_over("escalate")],
+        ),
+        ("reach", "deployer", vec![pod]),
+    ] {
+        create(stack_as("team-a", name, Some(account), resources)).await;
+    }
 
     h.until_condition("team-a", "web", "Ready", "True", WITHIN)
         .await;
@@ -165,33 +173,39 @@ async fn a_tenant_with_only_stack_rights_gets_what_its_account_may_do_and_no_mor
             .await
             .is_some()
     );
-    let (reason, message) = stalled(&h, "team-a", "bind").await;
-    assert_eq!(reason, "Forbidden", "{message}");
-    assert!(
-        message.contains("Forbidden by the API server")
-            && message.contains(
-                "User \"system:serviceaccount:team-a:deployer\" cannot get resource \
-                 \"rolebindings\" in API group \"rbac.authorization.k8s.io\" in the namespace \
-                 \"team-a\""
-            ),
-        "{message}"
-    );
-    let (reason, message) = stalled(&h, "team-a", "escalate").await;
-    assert_eq!(reason, "Forbidden", "{message}");
-    assert!(
-        message.contains(
+    forbidden(
+        &h,
+        "team-a",
+        "bind",
+        &[
+            "Forbidden by the API server",
+            "User \"system:serviceaccount:team-a:deployer\" cannot get resource \
+             \"rolebindings\" in API group \"rbac.authorization.k8s.io\" in the namespace \
+             \"team-a\"",
+        ],
+    )
+    .await;
+    forbidden(
+        &h,
+        "team-a",
+        "escalate",
+        &[
             "rolebindings.rbac.authorization.k8s.io \"escalate\" is forbidden: user \
-             \"system:serviceaccount:team-a:manager\""
-        ) && message.contains("is attempting to grant RBAC permissions not currently held"),
-        "{message}"
-    );
-    let (reason, message) = stalled(&h, "team-a", "reach").await;
-    assert_eq!(reason, "Forbidden", "{message}");
-    assert!(
-        message.contains("\"system:serviceaccount:team-a:deployer\" cannot")
-            && message.contains("in the namespace \"krt-system\""),
-        "{message}"
-    );
+             \"system:serviceaccount:team-a:manager\"",
+            "is attempting to grant RBAC permissions not currently held",
+        ],
+    )
+    .await;
+    forbidden(
+        &h,
+        "team-a",
+        "reach",
+        &[
+            "\"system:serviceaccount:team-a:deployer\" cannot",
+            "in the namespace \"krt-system\"",
+        ],
+    )
+    .await;
     for marker in ["bind-marker", "escalate-marker"] {
         assert!(
             h.config_map("team-a", marker).await.is_none(),
@@ -263,12 +277,13 @@ async fn a_stack_naming_no_account_runs_as_the_default_one() {
         vec![config_map("plain", "x")],
     ))
     .await;
-    let (reason, message) = stalled(&h, "team-b", "plain").await;
-    assert_eq!(reason, "Forbidden", "{message}");
-    assert!(
-        message.contains("User \"system:serviceaccount:team-b:default\" cannot"),
-        "{message}"
-    );
+    forbidden(
+        &h,
+        "team-b",
+        "plain",
+        &["User \"system:serviceaccount:team-b:default\" cannot"],
+    )
+    .await;
     assert!(h.config_map("team-b", "plain").await.is_none());
     // Once the account may, the next reconcile applies.
     bind(&h.cluster, "team-b", "default", "edit").await;
@@ -298,13 +313,16 @@ async fn tenants_cannot_touch_each_other_even_with_a_krt_grant() {
         .value();
     h.create(stack_as("team-a", "grab", Some("deployer"), vec![takeover]))
         .await;
-    let (reason, message) = stalled(&h, "team-a", "grab").await;
-    assert_eq!(reason, "Forbidden", "{message}");
-    assert!(
-        message.contains("\"system:serviceaccount:team-a:deployer\" cannot")
-            && message.contains("in the namespace \"team-b\""),
-        "{message}"
-    );
+    forbidden(
+        &h,
+        "team-a",
+        "grab",
+        &[
+            "\"system:serviceaccount:team-a:deployer\" cannot",
+            "in the namespace \"team-b\"",
+        ],
+    )
+    .await;
     let live = h.config_map("team-b", "theirs").await.unwrap();
     assert_eq!(live["data"]["key"], "b's");
     h.stop().await;
@@ -366,9 +384,7 @@ async fn learns_nothing(mode: TenancyMode) {
     let mut borrow = stack_as("team-a", "borrow", Some("reader"), Vec::new());
     borrow["spec"]["configMaps"] = json!([{"name": "shared", "namespace": "team-b"}]);
     h.create(borrow).await;
-    let (reason, message) = stalled(&h, "team-a", "peek").await;
-    assert_eq!(reason, "Forbidden", "{message}");
-    assert!(message.contains("cannot"), "{message}");
+    forbidden(&h, "team-a", "peek", &["cannot"]).await;
     let borrowed = h
         .until_condition("team-a", "borrow", "Ready", "False", WITHIN)
         .await;

@@ -211,6 +211,21 @@ impl Manifest {
     }
 }
 
+impl Target {
+    /// Parses `resource` ([`Manifest::from_resource`]) and resolves it with the
+    /// cluster ([`Manifest::resolve`]).
+    ///
+    /// # Errors
+    /// Those of [`Manifest::from_resource`] and [`Manifest::resolve`].
+    pub fn of<C: Cluster>(
+        resource: &Resource,
+        cluster: &C,
+        default_namespace: Option<&str>,
+    ) -> Result<Target, Status> {
+        Manifest::from_resource(resource)?.resolve(cluster, default_namespace)
+    }
+}
+
 /// Checks that every value of a Secret's `data` is a string of standard base64
 /// (line breaks ignored, as the API server decodes it) or `null`.
 fn check_secret_data(id: &str, object: &Value) -> Result<(), Status> {

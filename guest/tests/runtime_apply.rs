@@ -5,17 +5,25 @@
 mod support;
 
 use krt_guest::model::{
-    Action, ApiError, ApplyMode, ApplyOptions, ApplyResponse, PatchType, PropagationPolicy,
+    Action, ApiError, ApplyMode, ApplyOptions, ApplyResponse, Cause, PatchType, PropagationPolicy,
     Resource, StatusCode,
 };
 use krt_guest::runtime;
-use krt_testkit::{Object, configmap, deployment, namespace, resource};
+use krt_testkit::{Object, assert_contains, configmap, deployment, namespace, resource};
 use serde_json::{Value, json};
 use support::{Request, TestCluster, Verb};
 
 fn csa() -> ApplyOptions {
     ApplyOptions {
         mode: ApplyMode::ClientSideThreeWay,
+        ..ApplyOptions::default()
+    }
+}
+
+/// A server-side dry run.
+fn dry_run() -> ApplyOptions {
+    ApplyOptions {
+        dry_run: true,
         ..ApplyOptions::default()
     }
 }
@@ -163,11 +171,7 @@ fn ignore_paths_make_a_change_count_as_unchanged() {
 #[test]
 fn server_side_dry_run_writes_nothing() {
     let c = TestCluster::new();
-    let dry = ApplyOptions {
-        dry_run: true,
-        ..Default::default()
-    };
-    let r = run(&c, None, Some(&web(1).resource()), &dry);
+    let r = run(&c, None, Some(&web(1).resource()), &dry_run());
     ok(&r);
     assert_eq!(r.action, Action::Create);
     assert!(!c.wrote());
@@ -175,7 +179,7 @@ fn server_side_dry_run_writes_nothing() {
 
     run(&c, None, Some(&web(1).resource()), &ApplyOptions::default());
     c.clear_log();
-    let r = run(&c, None, Some(&web(4).resource()), &dry);
+    let r = run(&c, None, Some(&web(4).resource()), &dry_run());
     ok(&r);
     assert_eq!(r.action, Action::Update);
     assert_eq!(r.resource.unwrap().attributes["spec"]["replicas"], 4);
@@ -199,7 +203,7 @@ fn field_manager_conflicts_are_reported_per_field_and_never_swallowed() {
     assert_eq!(status.code, StatusCode::FieldConflict);
     assert_eq!(status.causes.len(), 1, "{:?}", status.causes);
     assert_eq!(status.causes[0].field, ".spec.replicas");
-    assert!(status.message.contains("kubectl"), "{}", status.message);
+    assert_contains(&status.message, "kubectl");
     assert!(!c.wrote());
     assert_eq!(r.retries, 0);
     assert_eq!(stored_web(&c)["spec"]["replicas"], 3);
@@ -212,23 +216,12 @@ fn dry_run_failures_are_the_resources_error() {
     c.clear_log();
     // Pod template labels the selector does not match: the server's dry run refuses them.
     let invalid = web(1).set("/spec/template/metadata/labels", json!({"app": "other"}));
-    let r = run(
-        &c,
-        None,
-        Some(&invalid.resource()),
-        &ApplyOptions {
-            dry_run: true,
-            ..Default::default()
-        },
-    );
+    let r = run(&c, None, Some(&invalid.resource()), &dry_run());
     let status = r.status.unwrap();
     assert_eq!(status.code, StatusCode::Invalid);
-    assert!(
-        status
-            .message
-            .contains("spec.template.metadata.labels: Invalid value"),
-        "{}",
-        status.message
+    assert_contains(
+        &status.message,
+        "spec.template.metadata.labels: Invalid value",
     );
     assert!(r.resource.is_none());
     assert!(!c.wrote());
@@ -368,7 +361,7 @@ fn optimistic_conflicts_are_retried_and_counted() {
     let status = r.status.unwrap();
     assert_eq!(status.code, StatusCode::Conflict);
     assert!(status.retryable);
-    assert!(status.message.contains("5 retries"), "{}", status.message);
+    assert_contains(&status.message, "5 retries");
     assert_eq!(stored_cfg(&c).unwrap()["data"]["a"], "2");
 }
 
@@ -399,11 +392,7 @@ fn immutable_changes_are_reported_or_replaced() {
     let r = run(&c, Some(&first), Some(&second), &csa());
     let status = r.status.unwrap();
     assert_eq!(status.code, StatusCode::ImmutableField);
-    assert!(
-        status.message.contains("spec.selector"),
-        "{}",
-        status.message
-    );
+    assert_contains(&status.message, "spec.selector");
     let stored = stored_web(&c);
     assert!(
         stored["spec"]["selector"]["matchLabels"]
@@ -435,9 +424,8 @@ fn immutable_changes_are_reported_or_replaced() {
     );
 }
 
-#[test]
-fn immutable_fields_the_server_refuses_are_reported_or_replaced() {
-    let c = TestCluster::new();
+/// Stores the immutable ConfigMap `web/cfg` with `a: "1"`; returns its change to `a: "2"`.
+fn stored_immutable_cfg(c: &TestCluster) -> Resource {
     let immutable = |data: Value| {
         configmap("cfg")
             .namespace("web")
@@ -445,76 +433,72 @@ fn immutable_fields_the_server_refuses_are_reported_or_replaced() {
             .set("/immutable", json!(true))
             .resource()
     };
-    let first = immutable(json!({"a": "1"}));
-    ok(&run(&c, None, Some(&first), &ApplyOptions::default()));
-    // The dry run is refused as kube-apiserver refuses it (422, `data: Forbidden: field is
-    // immutable when `immutable` is set`): krt reports the field and writes nothing.
-    let second = immutable(json!({"a": "2"}));
+    ok(&run(
+        c,
+        None,
+        Some(&immutable(json!({"a": "1"}))),
+        &ApplyOptions::default(),
+    ));
+    immutable(json!({"a": "2"}))
+}
+
+/// Applies `change` to the immutable `data`: refused with the field named and nothing
+/// written. Returns the cause.
+fn refused_immutable(c: &TestCluster, change: &Resource) -> Cause {
     c.clear_log();
-    let r = run(&c, None, Some(&second), &ApplyOptions::default());
+    let r = run(c, None, Some(change), &ApplyOptions::default());
     let status = r.status.unwrap();
     assert_eq!(status.code, StatusCode::ImmutableField);
     assert_eq!(status.causes[0].field, "data");
-    assert_eq!(
-        status.causes[0].message,
-        "Forbidden: field is immutable when `immutable` is set"
-    );
     assert!(!c.wrote());
-    assert_eq!(stored_cfg(&c).unwrap()["data"]["a"], "1");
+    assert_eq!(stored_cfg(c).unwrap()["data"]["a"], "1");
+    status.causes[0].clone()
+}
 
+/// Applies `change` with `replace_on_immutable`: the object is replaced.
+fn replaced_immutable(c: &TestCluster, change: &Resource) {
     let options = ApplyOptions {
         replace_on_immutable: true,
         ..Default::default()
     };
-    let r = run(&c, None, Some(&second), &options);
+    let r = run(c, None, Some(change), &options);
     ok(&r);
     assert_eq!(r.action, Action::Replace);
-    assert_eq!(stored_cfg(&c).unwrap()["data"]["a"], "2");
+    assert_eq!(stored_cfg(c).unwrap()["data"]["a"], "2");
+}
+
+#[test]
+fn immutable_fields_the_server_refuses_are_reported_or_replaced() {
+    let c = TestCluster::new();
+    let second = stored_immutable_cfg(&c);
+    // The dry run is refused as kube-apiserver refuses it (422, `data: Forbidden: field is
+    // immutable when `immutable` is set`): krt reports the field and writes nothing.
+    let cause = refused_immutable(&c, &second);
+    assert_eq!(
+        cause.message,
+        "Forbidden: field is immutable when `immutable` is set"
+    );
+    replaced_immutable(&c, &second);
 }
 
 #[test]
 fn known_immutable_fields_are_detected_from_the_dry_run() {
     let c = TestCluster::new();
-    let immutable = |data: Value| {
-        configmap("cfg")
-            .namespace("web")
-            .data(data)
-            .set("/immutable", json!(true))
-            .resource()
-    };
-    let first = immutable(json!({"a": "1"}));
-    ok(&run(&c, None, Some(&first), &ApplyOptions::default()));
+    let second = stored_immutable_cfg(&c);
     // A server whose dry run lets the change through (its validation lacks the rule):
     // krt's own list of immutable fields finds the change in the dry-run result.
     let mut accepted = stored_cfg(&c).unwrap();
     accepted["data"]["a"] = json!("2");
     c.answer_next_dry_run(accepted.clone());
-    let second = immutable(json!({"a": "2"}));
-    c.clear_log();
-    let r = run(&c, None, Some(&second), &ApplyOptions::default());
-    let status = r.status.unwrap();
-    assert_eq!(status.code, StatusCode::ImmutableField);
-    assert_eq!(status.causes[0].field, "data");
+    let cause = refused_immutable(&c, &second);
     assert_eq!(
-        (
-            status.causes[0].reason.as_str(),
-            status.causes[0].message.as_str()
-        ),
+        (cause.reason.as_str(), cause.message.as_str()),
         ("FieldValueInvalid", "field is immutable"),
         "found by krt's list, not reported by the server"
     );
-    assert!(!c.wrote());
-    assert_eq!(stored_cfg(&c).unwrap()["data"]["a"], "1");
 
     c.answer_next_dry_run(accepted);
-    let options = ApplyOptions {
-        replace_on_immutable: true,
-        ..Default::default()
-    };
-    let r = run(&c, None, Some(&second), &options);
-    ok(&r);
-    assert_eq!(r.action, Action::Replace);
-    assert_eq!(stored_cfg(&c).unwrap()["data"]["a"], "2");
+    replaced_immutable(&c, &second);
 }
 
 #[test]
@@ -565,11 +549,8 @@ fn bad_ids_and_manifests_make_no_requests() {
     let r = run(&c, None, Some(&plan), &ApplyOptions::default());
     let status = r.status.unwrap();
     assert_eq!(status.code, StatusCode::InvalidArgument);
-    assert!(
-        status.message.contains("'other'") && status.message.contains("'web'"),
-        "{}",
-        status.message
-    );
+    assert_contains(&status.message, "'other'");
+    assert_contains(&status.message, "'web'");
 
     let mut nameless = configmap("x").namespace("web").resource();
     nameless.attributes["metadata"]
@@ -599,27 +580,15 @@ fn unknown_kinds_name_the_missing_crd() {
         .status
         .unwrap();
     assert_eq!(status.code, StatusCode::KindNotInstalled);
-    assert!(
-        status.message.contains("example.org/v2/Gadget"),
-        "{}",
-        status.message
-    );
-    assert!(
-        status.message.contains("retried 3 times"),
-        "{}",
-        status.message
-    );
+    assert_contains(&status.message, "example.org/v2/Gadget");
+    assert_contains(&status.message, "retried 3 times");
     assert_eq!(*host.slept.borrow(), [500, 1000, 2000], "backs off");
     assert_eq!(host.progress.borrow().len(), 3);
     assert!(!c.wrote());
 
     // A preview does not wait for a CRD.
     let host = c.host();
-    let dry = ApplyOptions {
-        dry_run: true,
-        ..ApplyOptions::default()
-    };
-    let status = runtime::apply(&c, &host, None, Some(&plan), &dry)
+    let status = runtime::apply(&c, &host, None, Some(&plan), &dry_run())
         .status
         .unwrap();
     assert_eq!(status.code, StatusCode::KindNotInstalled);
@@ -741,11 +710,7 @@ fn server_errors_are_mapped_with_retry_hints() {
     assert_eq!(status.code, StatusCode::Throttled);
     assert!(status.retryable);
     assert_eq!(status.retry_after_ms, Some(2000));
-    assert!(
-        status.message.contains("ConfigMap web/cfg"),
-        "{}",
-        status.message
-    );
+    assert_contains(&status.message, "ConfigMap web/cfg");
 }
 
 /// A StatefulSet as charts write it: a claim template with a quantity in
@@ -832,11 +797,7 @@ fn client_side_moves_the_recorded_configuration_forward_as_a_noted_update() {
     let note = preview.status.expect("a note");
     assert!(!note.is_error(), "{note:?}");
     assert_eq!(note.reason, runtime::LAST_APPLIED_ONLY);
-    assert!(
-        note.message.contains("spec.policyTypes"),
-        "{}",
-        note.message
-    );
+    assert_contains(&note.message, "spec.policyTypes");
     assert!(!c.wrote());
 
     let r = run(&c, Some(&plan), Some(&with_policy), &csa());

@@ -7,7 +7,7 @@ use krt_guest::model::{
     ApiError, DeleteRequest, PropagationPolicy, ReadOptions, Resource, StatusCode, StatusKind,
 };
 use krt_guest::runtime;
-use krt_testkit::{configmap, namespace, resource};
+use krt_testkit::{assert_contains, configmap, namespace, resource};
 use serde_json::json;
 use support::{Request, TestCluster, Verb};
 
@@ -157,11 +157,7 @@ fn delete_with_a_uid_deletes_only_the_object_with_that_uid() {
     assert_eq!(status.kind, StatusKind::Error);
     assert_eq!(status.code, StatusCode::Conflict);
     assert_eq!(status.reason, runtime::UID_MISMATCH);
-    assert!(
-        status.message.contains("not-this-one"),
-        "{}",
-        status.message
-    );
+    assert_contains(&status.message, "not-this-one");
     assert!(stored(&c).is_some(), "another UID's object stays");
     assert!(
         c.log()
@@ -202,11 +198,7 @@ fn delete_names_pending_finalizers() {
     let r = runtime::delete(&c, &c.host(), &cfg(), &DeleteRequest::default());
     let status = r.status.unwrap();
     assert_eq!(status.kind, StatusKind::Info);
-    assert!(
-        status.message.contains("example.com/keep"),
-        "{}",
-        status.message
-    );
+    assert_contains(&status.message, "example.com/keep");
     assert!(stored(&c).unwrap()["metadata"]["deletionTimestamp"].is_string());
 }
 
@@ -232,7 +224,7 @@ fn delete_of_an_unserved_kind_is_a_warning_and_errors_are_mapped() {
         .status
         .unwrap();
     assert_eq!(status.code, StatusCode::PermissionDenied);
-    assert!(status.message.contains("user cannot delete"));
+    assert_contains(&status.message, "user cannot delete");
     assert!(stored(&c).is_some());
 }
 
@@ -250,11 +242,7 @@ fn foreground_delete_waits_and_names_the_finalizers_that_block_it() {
         .expect("blocked");
     assert_eq!(status.kind, StatusKind::Error);
     assert_eq!(status.code, StatusCode::Timeout);
-    assert!(
-        status.message.contains("example.com/keep"),
-        "{}",
-        status.message
-    );
+    assert_contains(&status.message, "example.com/keep");
     let slept: u32 = host.slept.borrow().iter().sum();
     assert!(
         slept >= runtime::DELETE_WAIT_MS,

@@ -7,7 +7,7 @@ mod support;
 use krt_guest::model::{ApiError, ErrorSource, HealthState, Resource, StatusCode, WatchRequest};
 use krt_guest::runtime;
 use krt_sim::api::Request as SimRequest;
-use krt_testkit::pod;
+use krt_testkit::{assert_contains, pod};
 use serde_json::{Value, json};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -57,6 +57,14 @@ fn within(timeout_ms: u32) -> WatchRequest {
     }
 }
 
+/// Watches the Pod for up to `timeout_ms`: it is current, after `expected_watches` watches.
+fn assert_turns_current(c: &TestCluster, timeout_ms: u32, expected_watches: usize) {
+    let r = runtime::watch(c, &c.host(), &plan(), &within(timeout_ms));
+    assert_eq!(r.status, None);
+    assert_eq!(r.health.state, HealthState::Current);
+    assert_eq!(watches(c), expected_watches);
+}
+
 #[test]
 fn returns_when_current_with_progress_events() {
     let c = TestCluster::new();
@@ -89,10 +97,7 @@ fn already_current_objects_need_no_watch() {
     // Scheduled, then running and ready.
     c.sim().cluster().reconcile();
     c.sim().cluster().reconcile();
-    let r = runtime::watch(&c, &c.host(), &plan(), &within(1_000));
-    assert_eq!(r.status, None);
-    assert_eq!(r.health.state, HealthState::Current);
-    assert_eq!(watches(&c), 0);
+    assert_turns_current(&c, 1_000, 0);
 }
 
 #[test]
@@ -103,11 +108,7 @@ fn failed_objects_end_the_watch_with_the_reason() {
     assert_eq!(r.health.state, HealthState::Failed);
     let status = r.status.unwrap();
     assert!(status.is_error());
-    assert!(
-        status.message.contains("CrashLoopBackOff"),
-        "{}",
-        status.message
-    );
+    assert_contains(&status.message, "CrashLoopBackOff");
 }
 
 #[test]
@@ -123,11 +124,7 @@ fn a_timeout_is_never_a_success() {
     let status = r.status.unwrap();
     assert_eq!(status.code, StatusCode::Timeout);
     assert_eq!(r.health.state, HealthState::InProgress);
-    assert!(
-        status.message.contains(&r.health.message),
-        "{}",
-        status.message
-    );
+    assert_contains(&status.message, &r.health.message);
 }
 
 #[test]
@@ -138,10 +135,7 @@ fn gone_and_closed_streams_are_rewatched() {
     let mut closed = ApiError::api(0, "", "stream closed");
     closed.source = ErrorSource::Transport;
     c.end_next_watch(0, closed);
-    let r = runtime::watch(&c, &c.host(), &plan(), &within(5_000));
-    assert_eq!(r.status, None);
-    assert_eq!(r.health.state, HealthState::Current);
-    assert_eq!(watches(&c), 3);
+    assert_turns_current(&c, 5_000, 3);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The embedding examples (`host/examples/*.rs`) run end to end against an
 //! in-process simulator: a host author can copy code that works.
 
+use krt_testkit::{assert_contains, run_ok};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -16,26 +17,20 @@ fn run_example(name: &str) -> String {
         example.display()
     );
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(&example)
+    let mut command = Command::new(&example);
+    command
         .current_dir(dir.path())
         .env_remove("KUBECONFIG")
-        .env("HOME", dir.path())
-        .output()
-        .expect("the example runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "stdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
+        .env("HOME", dir.path());
+    let out = run_ok(&mut command, &format!("the example {name}"));
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[test]
 fn the_embedding_example_applies_and_watches_a_deployment_to_ready() {
     let stdout = run_example("embed");
-    assert!(stdout.contains("apply: Create"), "{stdout}");
-    assert!(stdout.contains("health: Current"), "{stdout}");
+    assert_contains(&stdout, "apply: Create");
+    assert_contains(&stdout, "health: Current");
 }
 
 #[test]

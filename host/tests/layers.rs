@@ -2,23 +2,19 @@
 //! progress display or an HTTP server into an embedder's build, and the
 //! stack engine knows nothing of wasmtime, kube-rs or clap.
 
+use krt_testkit::run_ok;
 use std::process::Command;
 
 /// The names of the crates in the normal dependency tree of `package`.
 fn tree(package: &str, args: &[&str]) -> Vec<String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
+    let mut command = Command::new(cargo);
+    command
         .args(["tree", "--offline", "-p", package, "-e", "normal"])
         .args(["--prefix", "none", "--format", "{p}"])
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("cargo tree runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    let out = run_ok(&mut command, "cargo tree");
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| l.split_whitespace().next())

@@ -104,18 +104,11 @@ impl Scope for SubResourceScope {
     const NAMESPACED: bool = false;
 }
 
-/// One built-in kind at one group/version, as its k8s-openapi type describes it.
+/// One built-in kind at one group/version, as its k8s-openapi type describes it; its
+/// [`BuiltinResource`] fields are read through it (`builtin.group`).
 pub struct Builtin {
-    /// API group ("" for core).
-    pub group: &'static str,
-    /// API version (`v1`, `v1beta2`).
-    pub version: &'static str,
-    /// Kind (`Deployment`).
-    pub kind: &'static str,
-    /// Plural resource name used in paths (`deployments`).
-    pub plural: &'static str,
-    /// Whether objects live in a namespace.
-    pub namespaced: bool,
+    /// Where the kind is served: group, version, kind, plural and scope.
+    pub resource: BuiltinResource,
     /// Deserializes a JSON object into the Rust type, reporting what it ignored.
     pub probe: fn(&serde_json::Value) -> Probe,
     /// Adds the type's schema (and those it refers to) to the generator's definitions, returning
@@ -125,17 +118,27 @@ pub struct Builtin {
     pub schema_name: fn() -> Cow<'static, str>,
 }
 
+impl std::ops::Deref for Builtin {
+    type Target = BuiltinResource;
+
+    fn deref(&self) -> &BuiltinResource {
+        &self.resource
+    }
+}
+
 const fn builtin<T>() -> Builtin
 where
     T: Resource + DeserializeOwned + JsonSchema,
     T::Scope: Scope,
 {
     Builtin {
-        group: T::GROUP,
-        version: T::VERSION,
-        kind: T::KIND,
-        plural: T::URL_PATH_SEGMENT,
-        namespaced: <T::Scope as Scope>::NAMESPACED,
+        resource: BuiltinResource {
+            group: T::GROUP,
+            version: T::VERSION,
+            kind: T::KIND,
+            plural: T::URL_PATH_SEGMENT,
+            namespaced: <T::Scope as Scope>::NAMESPACED,
+        },
         probe: probe::<T>,
         define: define::<T>,
         schema_name: T::schema_name,
@@ -248,11 +251,13 @@ pub static SCALE: Builtin = builtin::<autoscaling::v1::Scale>();
 
 /// `ObjectMeta`, the typed part of a custom resource.
 pub static OBJECT_META: Builtin = Builtin {
-    group: "meta.k8s.io",
-    version: "v1",
-    kind: "ObjectMeta",
-    plural: "",
-    namespaced: false,
+    resource: BuiltinResource {
+        group: "meta.k8s.io",
+        version: "v1",
+        kind: "ObjectMeta",
+        plural: "",
+        namespaced: false,
+    },
     probe: probe::<ObjectMeta>,
     define: define::<ObjectMeta>,
     schema_name: ObjectMeta::schema_name,
@@ -275,13 +280,7 @@ pub struct BuiltinResource {
 
 /// Every built-in resource the cluster serves (k8s-openapi's `v1_33` set), in discovery order.
 pub fn builtin_resources() -> impl Iterator<Item = BuiltinResource> {
-    BUILTINS.iter().map(|b| BuiltinResource {
-        group: b.group,
-        version: b.version,
-        kind: b.kind,
-        plural: b.plural,
-        namespaced: b.namespaced,
-    })
+    BUILTINS.iter().map(|b| b.resource)
 }
 
 /// The built-in kind `kind` at `group`/`version`.

@@ -92,12 +92,7 @@ impl Cluster {
         crate::rbac::bootstrap::seed(&mut state);
         controllers::aggregation::reconcile(&mut state);
         state.put(
-            Key {
-                group: "storage.k8s.io".into(),
-                resource: "storageclasses".into(),
-                namespace: String::new(),
-                name: "standard".into(),
-            },
+            Key::of("storage.k8s.io", "storageclasses", "", "standard"),
             json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
                 "metadata": {"name": "standard", "uid": meta::uid(), "creationTimestamp": meta::now(),
                     "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
@@ -105,12 +100,7 @@ impl Cluster {
                 "volumeBindingMode": "Immediate"}),
         );
         for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-            let key = Key {
-                group: String::new(),
-                resource: "namespaces".into(),
-                namespace: String::new(),
-                name: name.into(),
-            };
+            let key = Key::of("", "namespaces", "", name);
             state.put(
                 key,
                 json!({"apiVersion": "v1", "kind": "Namespace",

@@ -167,13 +167,7 @@ pub fn decode(
         let Some(typed) = kinds::find(&rt.group, &rt.version, &rt.kind) else {
             return Ok(Vec::new());
         };
-        Decoder {
-            rt,
-            typed,
-            at: Vec::new(),
-            kind: typed.kind,
-            version: typed.version,
-        }
+        Decoder::whole(rt, typed)
     };
     decoder.run(object, source, validation)
 }
@@ -190,13 +184,7 @@ pub fn decode_as(
     field_validation: Option<&str>,
 ) -> Result<Vec<String>, ApiError> {
     let validation = FieldValidation::parse(field_validation, source)?;
-    let decoder = Decoder {
-        rt,
-        typed,
-        at: Vec::new(),
-        kind: typed.kind,
-        version: typed.version,
-    };
+    let decoder = Decoder::whole(rt, typed);
     decoder.run(object, source, validation)
 }
 
@@ -210,7 +198,18 @@ struct Decoder<'a> {
     version: &'a str,
 }
 
-impl Decoder<'_> {
+impl<'a> Decoder<'a> {
+    /// A decoder of a whole object of `rt` as `typed`, errors naming `typed`'s kind and version.
+    fn whole(rt: &'a ResourceType, typed: &'static Builtin) -> Self {
+        Decoder {
+            rt,
+            typed,
+            at: Vec::new(),
+            kind: typed.kind,
+            version: typed.version,
+        }
+    }
+
     fn run(
         &self,
         object: &mut Value,
@@ -663,43 +662,47 @@ fn go_dynamic_type(value: &Value) -> &'static str {
 
 /// Go's `%#v` of a decoded JSON value.
 fn go_sharp(value: &Value) -> String {
-    match value {
-        Value::Null => "interface {}(nil)".into(),
-        Value::String(s) => format!("{s:?}"),
-        Value::Array(items) => format!(
-            "[]interface {{}}{{{}}}",
-            items.iter().map(go_sharp).collect::<Vec<_>>().join(", ")
-        ),
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            let parts: Vec<String> = keys
-                .iter()
-                .map(|k| format!("{k:?}:{}", go_sharp(&m[*k])))
-                .collect();
-            format!("map[string]interface {{}}{{{}}}", parts.join(", "))
-        }
-        other => other.to_string(),
-    }
+    go_format(value, true)
 }
 
 /// Go's `%v` of a decoded JSON value.
 fn go_plain(value: &Value) -> String {
+    go_format(value, false)
+}
+
+/// Go's `%#v` (`sharp`) or `%v` of a decoded JSON value: maps with their keys sorted.
+fn go_format(value: &Value, sharp: bool) -> String {
+    let join = |parts: Vec<String>| parts.join(if sharp { ", " } else { " " });
     match value {
+        Value::Null if sharp => "interface {}(nil)".into(),
         Value::Null => "<nil>".into(),
+        Value::String(s) if sharp => format!("{s:?}"),
         Value::String(s) => s.clone(),
-        Value::Array(items) => format!(
-            "[{}]",
-            items.iter().map(go_plain).collect::<Vec<_>>().join(" ")
-        ),
+        Value::Array(items) => {
+            let items = join(items.iter().map(|v| go_format(v, sharp)).collect());
+            if sharp {
+                format!("[]interface {{}}{{{items}}}")
+            } else {
+                format!("[{items}]")
+            }
+        }
         Value::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
             keys.sort();
-            let parts: Vec<String> = keys
-                .iter()
-                .map(|k| format!("{k}:{}", go_plain(&m[*k])))
-                .collect();
-            format!("map[{}]", parts.join(" "))
+            let fields = keys.iter().map(|k| {
+                let v = go_format(&m[*k], sharp);
+                if sharp {
+                    format!("{k:?}:{v}")
+                } else {
+                    format!("{k}:{v}")
+                }
+            });
+            let fields = join(fields.collect());
+            if sharp {
+                format!("map[string]interface {{}}{{{fields}}}")
+            } else {
+                format!("map[{fields}]")
+            }
         }
         other => other.to_string(),
     }
@@ -708,21 +711,14 @@ fn go_plain(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::builtins;
+    use crate::registry::builtin;
     use serde_json::json;
-
-    fn rt(group: &str, kind: &str) -> ResourceType {
-        builtins()
-            .into_iter()
-            .find(|t| t.group == group && t.kind == kind)
-            .unwrap()
-    }
 
     #[test]
     fn wrong_types_are_named_as_go_names_them() {
         let mut d = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "a"},
             "spec": {"replicas": "3"}});
-        let err = decode(&rt("apps", "Deployment"), &mut d, Source::Create, None).unwrap_err();
+        let err = decode(&builtin("apps", "Deployment"), &mut d, Source::Create, None).unwrap_err();
         assert_eq!(err.code, 400);
         assert_eq!(
             err.message,
@@ -730,7 +726,7 @@ mod tests {
              string into Go struct field DeploymentSpec.spec.replicas of type int32"
         );
         let mut bad = json!({"data": {"a": "not base64!"}});
-        let err = decode(&rt("", "Secret"), &mut bad, Source::Create, None).unwrap_err();
+        let err = decode(&builtin("", "Secret"), &mut bad, Source::Create, None).unwrap_err();
         assert_eq!(
             (err.code, err.message.as_str()),
             (
@@ -740,7 +736,7 @@ mod tests {
             )
         );
         let mut cm = json!({"metadata": {"name": "a", "labels": {"x": 1}}});
-        let err = decode(&rt("", "ConfigMap"), &mut cm, Source::Update, None).unwrap_err();
+        let err = decode(&builtin("", "ConfigMap"), &mut cm, Source::Update, None).unwrap_err();
         assert!(
             err.message.ends_with(
                 "cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string"
@@ -750,7 +746,7 @@ mod tests {
         );
         let mut pod =
             json!({"spec": {"containers": [{"name": "a", "ports": [{"containerPort": 3.5}]}]}});
-        let err = decode(&rt("", "Pod"), &mut pod, Source::Create, None).unwrap_err();
+        let err = decode(&builtin("", "Pod"), &mut pod, Source::Create, None).unwrap_err();
         assert!(
             err.message.ends_with(
                 "cannot unmarshal number 3.5 into Go struct field \
@@ -767,7 +763,7 @@ mod tests {
             json!({"metadata": {"name": "r"}, "rules": [{"verbs": ["get"], "colour": "red"}],
                 "spec": {"foo": 1}})
         };
-        let rt = rt("rbac.authorization.k8s.io", "Role");
+        let rt = builtin("rbac.authorization.k8s.io", "Role");
         let mut warned = role();
         let warnings = decode(&rt, &mut warned, Source::Create, None).unwrap();
         assert_eq!(
@@ -803,7 +799,7 @@ mod tests {
         let mut d = json!({"metadata": {"name": "web", "namespace": "ns"},
             "spec": {"template": {"spec": {"containers": [{"name": "app", "colour": "red"}]}}}});
         let err = decode(
-            &rt("apps", "Deployment"),
+            &builtin("apps", "Deployment"),
             &mut d,
             Source::Apply,
             Some("Ignore"),
@@ -816,7 +812,7 @@ mod tests {
              .spec.template.spec.containers[name=\"app\"].colour: field not declared in schema"
         );
         let mut d = json!({"metadata": {"name": "web"}, "spec": {"replicas": "x"}});
-        let err = decode(&rt("apps", "Deployment"), &mut d, Source::Apply, None).unwrap_err();
+        let err = decode(&builtin("apps", "Deployment"), &mut d, Source::Apply, None).unwrap_err();
         assert!(
             err.message
                 .ends_with(".spec.replicas: expected numeric (int or float), got string"),
@@ -831,7 +827,7 @@ mod tests {
         let mut pod = json!({"metadata": {"annotations": {"a": null}},
             "spec": {"containers": [{"name": "a", "resources": {"limits": {"cpu": 1}}}]}});
         assert!(
-            decode(&rt("", "Pod"), &mut pod, Source::Create, None)
+            decode(&builtin("", "Pod"), &mut pod, Source::Create, None)
                 .unwrap()
                 .is_empty()
         );

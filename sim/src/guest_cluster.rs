@@ -308,11 +308,7 @@ impl guest::Cluster for GuestCluster {
             ],
         );
         let mut list = self.call(&request)?;
-        let api_version = if resource.group.is_empty() {
-            resource.version.clone()
-        } else {
-            format!("{}/{}", resource.group, resource.version)
-        };
+        let api_version = resource.api_version();
         let items = match list["items"].take() {
             Value::Array(items) => items
                 .into_iter()

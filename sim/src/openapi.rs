@@ -217,12 +217,12 @@ fn custom_definition_name(t: &ResourceType) -> String {
 
 /// A custom resource's schema from its CRD, with its group-version-kind.
 fn custom_schema(state: &State, t: &ResourceType) -> Option<Value> {
-    let key = Key {
-        group: "apiextensions.k8s.io".into(),
-        resource: "customresourcedefinitions".into(),
-        namespace: String::new(),
-        name: format!("{}.{}", t.plural, t.group),
-    };
+    let key = Key::of(
+        "apiextensions.k8s.io",
+        "customresourcedefinitions",
+        "",
+        format!("{}.{}", t.plural, t.group),
+    );
     let crd = state.get(&key)?;
     let version = crd["spec"]["versions"]
         .as_array()?

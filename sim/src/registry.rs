@@ -256,6 +256,15 @@ pub fn builtins() -> Vec<ResourceType> {
         .clone()
 }
 
+/// The built-in type of `kind` in `group`; panics when there is none.
+#[cfg(test)]
+pub(crate) fn builtin(group: &str, kind: &str) -> ResourceType {
+    builtins()
+        .into_iter()
+        .find(|t| t.group == group && t.kind == kind)
+        .unwrap()
+}
+
 /// The resource types a CRD object serves: one per `served` version.
 pub fn from_crd(crd: &Value) -> Vec<ResourceType> {
     let spec = &crd["spec"];
@@ -269,22 +278,17 @@ pub fn from_crd(crd: &Value) -> Vec<ResourceType> {
     let singular = names["singular"]
         .as_str()
         .map_or_else(|| kind.to_lowercase(), str::to_string);
-    let short_names: Vec<String> = names["shortNames"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
-    let categories: Vec<String> = names["categories"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
+    let strings_of = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let short_names = strings_of(&names["shortNames"]);
+    let categories = strings_of(&names["categories"]);
     let namespaced = spec["scope"].as_str() != Some("Cluster");
     spec["versions"]
         .as_array()
@@ -329,13 +333,6 @@ mod tests {
         assert_eq!(types[0].api_version(), "example.com/v1");
         assert!(types[0].status_subresource && types[0].namespaced && types[0].custom);
         assert_eq!(types[0].short_names, vec!["wd"]);
-    }
-
-    fn builtin(group: &str, kind: &str) -> ResourceType {
-        builtins()
-            .into_iter()
-            .find(|t| t.group == group && t.kind == kind)
-            .unwrap()
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use crate::status::ApiError;
+use crate::validation::rules;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Requirement {
@@ -287,17 +288,16 @@ impl Parser {
     }
 }
 
+/// A non-empty label key name part or label value: at most 63 alphanumerics, `-`, `_` and `.`,
+/// starting and ending with an alphanumeric.
+fn is_label_text(text: &str) -> bool {
+    text.len() <= 63 && rules::qualified_name_part(text)
+}
+
 /// A label key: an optional DNS subdomain prefix and `/`, then a name of at most 63 characters.
 fn check_key(key: &str) -> Result<(), String> {
     let name = key.rsplit_once('/').map_or(key, |(_, n)| n);
-    let ok = !name.is_empty()
-        && name.len() <= 63
-        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name.ends_with(|c: char| c.is_ascii_alphanumeric())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if ok {
+    if is_label_text(name) {
         Ok(())
     } else {
         Err(format!(
@@ -309,14 +309,7 @@ fn check_key(key: &str) -> Result<(), String> {
 /// A label value: empty, or at most 63 alphanumerics, `-`, `_` and `.` starting and ending
 /// with an alphanumeric.
 fn check_value(value: &str) -> Result<(), String> {
-    let ok = value.is_empty()
-        || value.len() <= 63
-            && value.starts_with(|c: char| c.is_ascii_alphanumeric())
-            && value.ends_with(|c: char| c.is_ascii_alphanumeric())
-            && value
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if ok {
+    if value.is_empty() || is_label_text(value) {
         Ok(())
     } else {
         Err(format!(

@@ -126,12 +126,7 @@ impl State {
         resource: &str,
         namespace: Option<&str>,
     ) -> Vec<(&Key, &Value)> {
-        let start = Key {
-            group: group.to_string(),
-            resource: resource.to_string(),
-            namespace: namespace.unwrap_or_default().to_string(),
-            name: String::new(),
-        };
+        let start = Key::of(group, resource, namespace.unwrap_or_default(), "");
         self.objects
             .range(start..)
             .take_while(|(k, _)| {
@@ -338,12 +333,7 @@ mod tests {
     use serde_json::json;
 
     fn key(name: &str) -> Key {
-        Key {
-            group: String::new(),
-            resource: "configmaps".into(),
-            namespace: "default".into(),
-            name: name.into(),
-        }
+        Key::of("", "configmaps", "default", name)
     }
 
     #[test]
@@ -390,12 +380,12 @@ mod tests {
     fn crds_serve_kinds_and_take_their_objects_when_deleted() {
         let store = Store::new(100);
         let mut s = store.lock();
-        let crd_key = Key {
-            group: "apiextensions.k8s.io".into(),
-            resource: "customresourcedefinitions".into(),
-            namespace: String::new(),
-            name: "widgets.example.com".into(),
-        };
+        let crd_key = Key::of(
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            "",
+            "widgets.example.com",
+        );
         s.put(crd_key.clone(), json!({"metadata": {}, "spec": {"group": "example.com",
             "names": {"kind": "Widget", "plural": "widgets"}, "versions": [{"name": "v1", "served": true}]}}));
         let rt = s.find_type("example.com", "v1", "widgets").expect("served");

@@ -608,12 +608,7 @@ mod tests {
 
     #[test]
     fn rbac_and_policy_kinds_show_their_printer_columns() {
-        let find = |group: &str, kind: &str| {
-            registry::builtins()
-                .into_iter()
-                .find(|t| t.group == group && t.kind == kind)
-                .unwrap()
-        };
+        let find = registry::builtin;
         let names = |table: &Value| -> Vec<String> {
             table["columnDefinitions"]
                 .as_array()

@@ -9,11 +9,12 @@ use std::time::Duration;
 )]
 mod common;
 
-use http_body_util::{BodyExt, Full};
-use hyper::body::{Bytes, Incoming};
-use hyper::{Request, Response};
+use http_body_util::BodyExt;
+use hyper::Response;
+use hyper::body::Incoming;
 use serde_json::{Value, json};
 
+/// Sends `method path` as the admin with `content_type`; the response's body is unread.
 async fn send(
     sim: &krt_sim::Sim,
     method: &str,
@@ -21,18 +22,12 @@ async fn send(
     content_type: &str,
     body: String,
 ) -> Response<Incoming> {
-    let (mut sender, addr) = common::http::connect(sim).await;
-    let req = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("host", addr)
-        .header("content-type", content_type)
-        .header("authorization", format!("Bearer {}", sim.admin_token()))
-        .body(Full::new(Bytes::from(body)))
-        .expect("request");
-    sender.send_request(req).await.expect("response")
+    let headers = [("content-type", content_type)];
+    let token = Some(sim.admin_token());
+    common::http::request(sim, method, path, token, &headers, body.into_bytes()).await
 }
 
+/// The code and JSON answer of `method path` sent as the admin with `content_type`.
 async fn call(
     sim: &krt_sim::Sim,
     method: &str,
@@ -41,15 +36,9 @@ async fn call(
     body: Option<Value>,
 ) -> (u16, Value) {
     let text = body.map(|b| b.to_string()).unwrap_or_default();
-    let response = send(sim, method, path, content_type, text).await;
-    let code = response.status().as_u16();
-    let bytes = response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes();
-    (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    let (code, _, bytes) =
+        common::http::read(send(sim, method, path, content_type, text).await).await;
+    (code, common::http::parse(&bytes))
 }
 
 const CM: &str = "/api/v1/namespaces/default/configmaps";
@@ -58,6 +47,19 @@ const APPLY: &str = "application/apply-patch+yaml";
 
 fn configmap(name: &str, value: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": value}})
+}
+
+/// POSTs `configmap(name, value)` to the default namespace; answers the code and the answer.
+async fn post_cm(sim: &krt_sim::Sim, name: &str, value: &str) -> (u16, Value) {
+    call(sim, "POST", CM, JSON, Some(configmap(name, value))).await
+}
+
+/// The `metadata.resourceVersion` of `object`.
+fn resource_version(object: &Value) -> String {
+    object["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 #[tokio::test]
@@ -69,13 +71,8 @@ async fn errors_are_status_objects() {
     assert_eq!(body["reason"], "NotFound");
     assert_eq!(body["message"], "configmaps \"missing\" not found");
 
-    assert_eq!(
-        call(&sim, "POST", CM, JSON, Some(configmap("a", "1")))
-            .await
-            .0,
-        201
-    );
-    let (code, body) = call(&sim, "POST", CM, JSON, Some(configmap("a", "1"))).await;
+    assert_eq!(post_cm(&sim, "a", "1").await.0, 201);
+    let (code, body) = post_cm(&sim, "a", "1").await;
     assert_eq!(
         (code, body["reason"].as_str()),
         (409, Some("AlreadyExists"))
@@ -94,7 +91,7 @@ async fn errors_are_status_objects() {
         (404, Some("namespaces \"nope\" not found"))
     );
 
-    let (code, body) = call(&sim, "POST", CM, JSON, Some(configmap("Bad_Name", "1"))).await;
+    let (code, body) = post_cm(&sim, "Bad_Name", "1").await;
     assert_eq!((code, body["reason"].as_str()), (422, Some("Invalid")));
     assert_eq!(body["details"]["causes"][0]["field"], "metadata.name");
 }
@@ -102,7 +99,7 @@ async fn errors_are_status_objects() {
 #[tokio::test]
 async fn stale_resource_versions_conflict_and_dry_run_stores_nothing() {
     let sim = krt_sim::Sim::start().await.unwrap();
-    let (_, created) = call(&sim, "POST", CM, JSON, Some(configmap("a", "1"))).await;
+    let (_, created) = post_cm(&sim, "a", "1").await;
     let mut update = created.clone();
     update["data"]["k"] = json!("2");
     let (code, updated) = call(&sim, "PUT", &format!("{CM}/a"), JSON, Some(update.clone())).await;
@@ -157,6 +154,11 @@ fn deployment(image: &str, app: &str) -> Value {
             "template": {"metadata": {"labels": {"app": app}}, "spec": {"containers": [{"name": "app", "image": image}]}}}})
 }
 
+/// Applies `deployment(image, app)` to `path`; answers the code and the JSON answer.
+async fn apply(sim: &krt_sim::Sim, path: &str, image: &str, app: &str) -> (u16, Value) {
+    call(sim, "PATCH", path, APPLY, Some(deployment(image, app))).await
+}
+
 #[tokio::test]
 async fn server_side_apply_is_idempotent_and_bumps_generation_on_spec_changes() {
     // Controllers paused: a status write between the two applies would move the
@@ -168,48 +170,20 @@ async fn server_side_apply_is_idempotent_and_bumps_generation_on_spec_changes() 
     .await
     .unwrap();
     let path = "/apis/apps/v1/namespaces/default/deployments/web?fieldManager=krt";
-    let (code, first) = call(
-        &sim,
-        "PATCH",
-        path,
-        APPLY,
-        Some(deployment("nginx:1", "web")),
-    )
-    .await;
+    let (code, first) = apply(&sim, path, "nginx:1", "web").await;
     assert_eq!(code, 201);
     assert_eq!(first["metadata"]["generation"], 1);
     assert_eq!(first["metadata"]["managedFields"][0]["manager"], "krt");
-    let (code, second) = call(
-        &sim,
-        "PATCH",
-        path,
-        APPLY,
-        Some(deployment("nginx:1", "web")),
-    )
-    .await;
+    let (code, second) = apply(&sim, path, "nginx:1", "web").await;
     assert_eq!(code, 200);
     assert_eq!(
         second["metadata"]["resourceVersion"],
         first["metadata"]["resourceVersion"]
     );
-    let (_, third) = call(
-        &sim,
-        "PATCH",
-        path,
-        APPLY,
-        Some(deployment("nginx:2", "web")),
-    )
-    .await;
+    let (_, third) = apply(&sim, path, "nginx:2", "web").await;
     assert_eq!(third["metadata"]["generation"], 2);
 
-    let (code, body) = call(
-        &sim,
-        "PATCH",
-        path,
-        APPLY,
-        Some(deployment("nginx:2", "other")),
-    )
-    .await;
+    let (code, body) = apply(&sim, path, "nginx:2", "other").await;
     assert_eq!(code, 422);
     assert!(
         body["message"]
@@ -221,15 +195,7 @@ async fn server_side_apply_is_idempotent_and_bumps_generation_on_spec_changes() 
 
     let no_manager = "/apis/apps/v1/namespaces/default/deployments/web";
     assert_eq!(
-        call(
-            &sim,
-            "PATCH",
-            no_manager,
-            APPLY,
-            Some(deployment("nginx:2", "web"))
-        )
-        .await
-        .0,
+        apply(&sim, no_manager, "nginx:2", "web").await.0,
         422,
         "kube-apiserver answers an apply without fieldManager with 422 Invalid"
     );
@@ -255,13 +221,8 @@ async fn server_side_apply_is_idempotent_and_bumps_generation_on_spec_changes() 
 #[tokio::test]
 async fn crds_make_their_kind_served() {
     let sim = krt_sim::Sim::start().await.unwrap();
-    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {"group": "example.com", "scope": "Namespaced",
-            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
-    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    let crd = common::widget_crd();
+    let crds = common::CRDS;
     assert_eq!(call(&sim, "POST", crds, JSON, Some(crd)).await.0, 201);
     let (code, doc) = call(&sim, "GET", "/apis/example.com/v1", JSON, None).await;
     assert_eq!(code, 200);
@@ -340,12 +301,9 @@ async fn watch_lines(response: Response<Incoming>, want: usize) -> Vec<Value> {
 #[tokio::test]
 async fn watch_replays_filters_and_expires() {
     let sim = krt_sim::Sim::start().await.unwrap();
-    let (_, a) = call(&sim, "POST", CM, JSON, Some(configmap("a", "1"))).await;
-    let rv = a["metadata"]["resourceVersion"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    call(&sim, "POST", CM, JSON, Some(configmap("b", "1"))).await;
+    let (_, a) = post_cm(&sim, "a", "1").await;
+    let rv = resource_version(&a);
+    post_cm(&sim, "b", "1").await;
     call(&sim, "DELETE", &format!("{CM}/a"), JSON, None).await;
 
     let response = send(
@@ -429,12 +387,7 @@ async fn injected_faults_fail_matching_requests() {
     let response = send(&sim, "POST", CM, JSON, configmap("a", "1").to_string()).await;
     assert_eq!(response.status().as_u16(), 429);
     assert_eq!(response.headers()["retry-after"], "1");
-    assert_eq!(
-        call(&sim, "POST", CM, JSON, Some(configmap("a", "1")))
-            .await
-            .0,
-        201
-    );
+    assert_eq!(post_cm(&sim, "a", "1").await.0, 201);
 }
 
 async fn admin(sim: &krt_sim::Sim, method: &str, path: &str, body: Value) -> u16 {
@@ -466,7 +419,7 @@ async fn admin_endpoints_fail_delay_and_time_out_requests() {
 
     let timeout = json!({"verb": "POST", "action": {"type": "timeoutAfterApply"}});
     assert_eq!(admin(&sim, "POST", "/admin/faults", timeout).await, 204);
-    let (code, body) = call(&sim, "POST", CM, JSON, Some(configmap("late", "1"))).await;
+    let (code, body) = post_cm(&sim, "late", "1").await;
     assert_eq!((code, body["reason"].as_str()), (504, Some("Timeout")));
     assert_eq!(
         call(&sim, "GET", &format!("{CM}/late"), JSON, None).await.0,
@@ -487,11 +440,8 @@ async fn admin_endpoints_fail_delay_and_time_out_requests() {
 #[tokio::test]
 async fn admin_endpoints_close_watches_and_expire_versions() {
     let sim = krt_sim::Sim::start().await.unwrap();
-    let (_, a) = call(&sim, "POST", CM, JSON, Some(configmap("a", "1"))).await;
-    let rv = a["metadata"]["resourceVersion"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (_, a) = post_cm(&sim, "a", "1").await;
+    let rv = resource_version(&a);
     let response = send(&sim, "GET", &format!("{CM}?watch=1"), JSON, String::new()).await;
     let mut body = response.into_body();
     let first = tokio::time::timeout(Duration::from_secs(5), body.frame())
@@ -508,7 +458,7 @@ async fn admin_endpoints_close_watches_and_expire_versions() {
     .await;
     assert!(end.is_ok(), "the stream ended");
 
-    call(&sim, "POST", CM, JSON, Some(configmap("b", "1"))).await;
+    post_cm(&sim, "b", "1").await;
     assert_eq!(admin(&sim, "POST", "/admin/expire", Value::Null).await, 204);
     let (code, status) = call(
         &sim,
@@ -530,6 +480,16 @@ async fn admin_endpoints_close_watches_and_expire_versions() {
     assert_eq!(code, 200, "a watch from the current state still works");
 }
 
+/// `GET path` with `headers` only: no token but one the headers hold.
+async fn get_with(
+    sim: &krt_sim::Sim,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (u16, hyper::HeaderMap, Vec<u8>) {
+    let response = common::http::request(sim, "GET", path, None, headers, Vec::new()).await;
+    common::http::read(response).await
+}
+
 #[tokio::test]
 async fn a_request_without_the_token_is_anonymous_and_a_wrong_one_unauthorized() {
     let sim = krt_sim::Sim::start_with(krt_sim::SimConfig {
@@ -538,17 +498,14 @@ async fn a_request_without_the_token_is_anonymous_and_a_wrong_one_unauthorized()
     })
     .await
     .unwrap();
-    let anonymous = |headers: &'static [(&'static str, &'static str)]| {
-        common::http::send(&sim, "GET", CM, headers, Vec::new())
-    };
-    let (code, _, body) = anonymous(&[]).await;
+    let (code, _, body) = get_with(&sim, CM, &[]).await;
     let status: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(code, 403);
     assert_eq!(
         status["message"],
         "configmaps is forbidden: User \"system:anonymous\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\""
     );
-    let (code, _, body) = anonymous(&[("authorization", "Bearer wrong")]).await;
+    let (code, _, body) = get_with(&sim, CM, &[("authorization", "Bearer wrong")]).await;
     let status: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(code, 401);
     assert_eq!(
@@ -561,7 +518,7 @@ async fn a_request_without_the_token_is_anonymous_and_a_wrong_one_unauthorized()
         "the admin's token works"
     );
     for open in ["/healthz", "/livez", "/readyz", "/version"] {
-        let (code, _, _) = common::http::send(&sim, "GET", open, &[], Vec::new()).await;
+        let (code, _, _) = get_with(&sim, open, &[]).await;
         assert_eq!(
             code, 200,
             "{open} is public, as system:public-info-viewer makes it"
@@ -573,7 +530,7 @@ async fn a_request_without_the_token_is_anonymous_and_a_wrong_one_unauthorized()
 #[tokio::test]
 async fn immediate_deletes_answer_like_kube_apiserver() {
     let sim = krt_sim::Sim::start().await.unwrap();
-    let (_, a) = call(&sim, "POST", CM, JSON, Some(configmap("a", "1"))).await;
+    let (_, a) = post_cm(&sim, "a", "1").await;
     let (code, status) = call(&sim, "DELETE", &format!("{CM}/a"), JSON, None).await;
     assert_eq!(code, 200);
     assert_eq!(status["kind"], "Status");

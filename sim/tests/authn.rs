@@ -17,6 +17,8 @@ use serde_json::{Value, json};
 
 const WHOAMI: &str = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
 const REVIEW: &str = "/apis/authentication.k8s.io/v1/tokenreviews";
+/// `kubectl auth whoami`, printing JSON.
+const WHOAMI_JSON: &[&str] = &["auth", "whoami", "-o", "json"];
 
 fn whoami_body() -> Value {
     json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
@@ -111,24 +113,14 @@ async fn kubectl_authenticates_with_a_client_certificate_of_the_clusters_ca() {
     })
     .await;
     let k = Kubectl::new(&sim);
-    let admin = k.json(&["auth", "whoami", "-o", "json"]);
+    let admin = k.json(WHOAMI_JSON);
     assert_eq!(admin["status"]["userInfo"]["username"], "krt-sim-admin");
 
     let cert = sim
         .client_certificate("jane", Some("dev"))
         .expect("a client certificate");
-    let config = k.file(
-        "jane.kubeconfig",
-        &sim.kubeconfig_yaml_as("jane", &Credential::Certificate(cert)),
-    );
-    let jane = k.json(&[
-        "--kubeconfig",
-        path(&config),
-        "auth",
-        "whoami",
-        "-o",
-        "json",
-    ]);
+    let jane = k.as_user(&sim, "jane", &Credential::Certificate(cert));
+    let jane = jane.json(WHOAMI_JSON);
     assert_eq!(
         jane["status"]["userInfo"],
         json!({"username": "jane", "groups": ["dev", "system:authenticated"]})
@@ -142,11 +134,8 @@ async fn kubectl_authenticates_with_a_client_certificate_of_the_clusters_ca() {
     let foreign = other
         .client_certificate("mallory", Some("system:masters"))
         .expect("cert");
-    let config = k.file(
-        "mallory.kubeconfig",
-        &sim.kubeconfig_yaml_as("mallory", &Credential::Certificate(foreign)),
-    );
-    let refused = k.run(&["--kubeconfig", path(&config), "auth", "whoami"]);
+    let mallory = k.as_user(&sim, "mallory", &Credential::Certificate(foreign));
+    let refused = mallory.run(&["auth", "whoami"]);
     assert!(
         !refused.status.success(),
         "a certificate of another CA is refused"
@@ -171,15 +160,25 @@ async fn create(sim: &Sim, objects: &[(&str, Value)]) -> Vec<Value> {
     created
 }
 
-fn token_request(seconds: i64, bound: Option<Value>) -> Value {
+const SA: &str = "/api/v1/namespaces/default/serviceaccounts";
+
+/// Asks, as the admin of `sim`, for a token of the default namespace's `account` lasting
+/// `seconds`, bound to `bound`; answers the code and the answer.
+async fn request_token(
+    sim: &Sim,
+    account: &str,
+    seconds: i64,
+    bound: Option<Value>,
+) -> (u16, Value) {
     let mut spec = json!({"expirationSeconds": seconds});
     if let Some(bound) = bound {
         spec["boundObjectRef"] = bound;
     }
-    json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec})
+    let body =
+        json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec});
+    let path = format!("{SA}/{account}/token");
+    json(sim, "POST", &path, Some(sim.admin_token()), Some(&body)).await
 }
-
-const SA: &str = "/api/v1/namespaces/default/serviceaccounts";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn service_account_tokens_live_as_long_as_their_account_and_bound_pod() {
@@ -201,15 +200,7 @@ async fn service_account_tokens_live_as_long_as_their_account_and_bound_pod() {
     let account_uid = created[0]["metadata"]["uid"].as_str().unwrap().to_string();
     let pod_uid = created[1]["metadata"]["uid"].as_str().unwrap().to_string();
 
-    let token_path = format!("{SA}/deployer/token");
-    let (code, issued) = json(
-        &sim,
-        "POST",
-        &token_path,
-        admin,
-        Some(&token_request(3600, None)),
-    )
-    .await;
+    let (code, issued) = request_token(&sim, "deployer", 3600, None).await;
     assert_eq!(code, 201, "{issued}");
     assert_eq!(issued["kind"], "TokenRequest");
     assert_eq!(
@@ -256,41 +247,20 @@ async fn service_account_tokens_live_as_long_as_their_account_and_bound_pod() {
         "token audiences is invalid for the target audiences"
     );
 
-    let (code, short) = json(
-        &sim,
-        "POST",
-        &token_path,
-        admin,
-        Some(&token_request(60, None)),
-    )
-    .await;
+    let (code, short) = request_token(&sim, "deployer", 60, None).await;
     assert_eq!(code, 422);
     assert_eq!(
         short["message"],
         "TokenRequest.authentication.k8s.io \"deployer\" is invalid: spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes"
     );
-    let (code, missing) = json(
-        &sim,
-        "POST",
-        &format!("{SA}/nobody/token"),
-        admin,
-        Some(&token_request(3600, None)),
-    )
-    .await;
+    let (code, missing) = request_token(&sim, "nobody", 3600, None).await;
     assert_eq!(
         (code, missing["message"].as_str()),
         (404, Some("serviceaccounts \"nobody\" not found"))
     );
 
     let bound = json!({"kind": "Pod", "apiVersion": "v1", "name": "runner", "uid": pod_uid});
-    let (_, issued) = json(
-        &sim,
-        "POST",
-        &token_path,
-        admin,
-        Some(&token_request(3600, Some(bound))),
-    )
-    .await;
+    let (_, issued) = request_token(&sim, "deployer", 3600, Some(bound)).await;
     let pod_token = issued["status"]["token"].as_str().unwrap().to_string();
     let (code, user) = whoami(&sim, Some(&pod_token)).await;
     assert_eq!(code, 201);
@@ -299,14 +269,7 @@ async fn service_account_tokens_live_as_long_as_their_account_and_bound_pod() {
         json!(["runner"])
     );
     let wrong = json!({"kind": "Pod", "apiVersion": "v1", "name": "runner", "uid": "not-its-uid"});
-    let (code, _) = json(
-        &sim,
-        "POST",
-        &token_path,
-        admin,
-        Some(&token_request(3600, Some(wrong))),
-    )
-    .await;
+    let (code, _) = request_token(&sim, "deployer", 3600, Some(wrong)).await;
     assert_eq!(
         code, 409,
         "a bound object reference must name the live object's UID"
@@ -350,15 +313,12 @@ async fn service_account_tokens_live_as_long_as_their_account_and_bound_pod() {
 
 /// The userInfo a SelfSubjectReview answers for `token` sending `headers`.
 async fn whoami_as(sim: &Sim, token: &str, headers: &[(&str, &str)]) -> (u16, Value) {
-    let bearer = format!("Bearer {token}");
-    let mut all = vec![
-        ("authorization", bearer.as_str()),
-        ("content-type", "application/json"),
-    ];
+    let mut all = vec![("content-type", "application/json")];
     all.extend_from_slice(headers);
     let body = whoami_body().to_string().into_bytes();
-    let (code, _, bytes) = common::http::send(sim, "POST", WHOAMI, &all, body).await;
-    let answer: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let response = common::http::request(sim, "POST", WHOAMI, Some(token), &all, body).await;
+    let (code, _, bytes) = common::http::read(response).await;
+    let answer = common::http::parse(&bytes);
     match code {
         201 => (code, answer["status"]["userInfo"].clone()),
         _ => (code, answer),
@@ -480,29 +440,10 @@ async fn impersonation_needs_the_impersonate_verb_on_every_part() {
         .collect();
     let grant_file = k.file("grant.yaml", &stream.join("\n---\n"));
     k.ok(&["apply", "-f", path(&grant_file)]);
-    let config = k.file(
-        "jane.kubeconfig",
-        &secure.kubeconfig_yaml_as("jane", &Credential::Token("jane-token".into())),
-    );
-    let who = k.json(&[
-        "--kubeconfig",
-        path(&config),
-        "--as",
-        "bob",
-        "auth",
-        "whoami",
-        "-o",
-        "json",
-    ]);
+    let jane = k.as_user(&secure, "jane", &Credential::Token("jane-token".into()));
+    let who = jane.json(&[["--as", "bob"].as_slice(), WHOAMI_JSON].concat());
     assert_eq!(who["status"]["userInfo"]["username"], "bob");
-    let refused = k.run(&[
-        "--kubeconfig",
-        path(&config),
-        "--as",
-        "carol",
-        "get",
-        "pods",
-    ]);
+    let refused = jane.run(&["--as", "carol", "get", "pods"]);
     assert!(!refused.status.success());
     assert_eq!(
         String::from_utf8_lossy(&refused.stderr).trim(),
@@ -519,23 +460,13 @@ async fn kubectl_create_token_issues_a_token_kubectl_can_use() {
     let token = k.ok(&["create", "token", "default", "--duration=15m"]);
     let token = token.trim();
     assert_eq!(token.split('.').count(), 3, "a JWT: {token}");
-    let config = k.file(
-        "default-sa.kubeconfig",
-        &sim.kubeconfig_yaml_as("sa", &Credential::Token(token.to_string())),
-    );
-    let who = k.json(&[
-        "--kubeconfig",
-        path(&config),
-        "auth",
-        "whoami",
-        "-o",
-        "json",
-    ]);
+    let sa = k.as_user(&sim, "sa", &Credential::Token(token.to_string()));
+    let who = sa.json(WHOAMI_JSON);
     assert_eq!(
         who["status"]["userInfo"]["username"],
         "system:serviceaccount:default:default"
     );
-    let refused = k.run(&["--kubeconfig", path(&config), "get", "secrets"]);
+    let refused = sa.run(&["get", "secrets"]);
     assert_eq!(
         String::from_utf8_lossy(&refused.stderr).trim(),
         "Error from server (Forbidden): secrets is forbidden: User \"system:serviceaccount:default:default\" cannot list resource \"secrets\" in API group \"\" in the namespace \"default\""

@@ -6,6 +6,12 @@
 //! parses the protos again and compares. `KRT_UPDATE_DESCRIPTORS=1 cargo test -p krt-sim --test
 //! descriptors` writes the file anew (after a k8s-rs-pb update).
 
+#[allow(
+    dead_code,
+    reason = "each test crate uses a part of the shared fixture"
+)]
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -47,11 +53,7 @@ fn protos_root() -> PathBuf {
         .current_dir(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo metadata runs");
-    assert!(
-        output.status.success(),
-        "cargo metadata failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    common::assert_success(&output, "cargo metadata");
     let metadata: serde_json::Value =
         serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON");
     let manifest = metadata["packages"]

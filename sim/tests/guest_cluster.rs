@@ -1,6 +1,12 @@
 //! `GuestCluster`: krt's `Cluster` calls against the in-process simulator, each answered as a
 //! real API server answers krt-host's kube-rs client.
 
+#[allow(
+    dead_code,
+    reason = "each test crate uses a part of the shared fixture"
+)]
+mod common;
+
 use krt_guest::cluster::{Cluster, WatchStream};
 use krt_guest::model::{
     ApiResource, CreateOptions, DeleteOptions, ErrorSource, EventType, ListOptions, PatchOptions,
@@ -65,12 +71,7 @@ fn a_crd_makes_its_kind_resolvable() {
     let crds = cluster
         .resolve("apiextensions.k8s.io/v1", "CustomResourceDefinition")
         .expect("served");
-    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {"group": "example.com", "scope": "Namespaced",
-            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
+    let crd = common::widget_crd();
     // Cluster-scoped: the namespace is left out of the path, as krt-host leaves it out.
     cluster
         .create(&crds, Some("default"), &crd, &CreateOptions::default())

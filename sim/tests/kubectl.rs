@@ -157,11 +157,7 @@ async fn server_side_apply_conflicts_between_managers_and_force() {
     );
 
     let forced = ssa("beta", &beta, true);
-    assert!(
-        forced.status.success(),
-        "{}",
-        String::from_utf8_lossy(&forced.stderr)
-    );
+    common::assert_success(&forced, "kubectl");
     let live = k.json(&[
         "get",
         "configmap",
@@ -277,11 +273,7 @@ async fn delete_waits_for_finalizers() {
         r#"{"metadata":{"finalizers":null}}"#,
     ]);
     let out = deleting.wait_with_output().expect("kubectl delete ends");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out, "kubectl");
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "configmap \"held\" deleted\n"
@@ -758,11 +750,7 @@ async fn unknown_fields_follow_kubectls_validate_flag() {
     assert!(!k.run(&["get", "role", "r"]).status.success());
     // --validate=warn: stored without the field, and the server's Warning header printed.
     let out = k.run(&["create", "--validate=warn", "-f", path(&role)]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out, "kubectl");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("Warning: unknown field \"rules[0].colour\""),
@@ -821,10 +809,6 @@ async fn api_resources_lists_every_builtin_kind() {
     let every: Vec<&str> = listable.iter().map(String::as_str).collect();
     let joined = every.join(",");
     let out = k.run(&["get", &joined, "-A", "-o", "name"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out, "kubectl");
     sim.shutdown().await;
 }

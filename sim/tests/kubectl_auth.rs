@@ -71,42 +71,30 @@ async fn a_user_with_a_limited_token_is_held_to_its_bindings() {
     let k = Kubectl::new(&sim);
     let team = k.file("team.yaml", TEAM);
     k.ok(&["apply", "-f", path(&team)]);
-    let as_jane = k.file(
-        "jane.kubeconfig",
-        &sim.kubeconfig_yaml_as("jane", &Credential::Token("jane-token".into())),
-    );
-    let jane = |args: &[&str]| {
-        let mut all = vec!["--kubeconfig", path(&as_jane)];
-        all.extend_from_slice(args);
-        k.run(&all)
-    };
+    let jane = k.as_user(&sim, "jane", &Credential::Token("jane-token".into()));
     let settings = k.file(
         "settings.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: team-a}\ndata: {k: v}\n",
     );
-    let made = jane(&["apply", "-f", path(&settings)]);
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
-    let listed = jane(&["get", "configmaps", "-n", "team-a", "-o", "name"]);
+    let made = jane.run(&["apply", "-f", path(&settings)]);
+    common::assert_success(&made, "kubectl");
+    let listed = jane.run(&["get", "configmaps", "-n", "team-a", "-o", "name"]);
     assert!(String::from_utf8_lossy(&listed.stdout).contains("configmap/settings"));
     assert_eq!(
-        stderr(&jane(&["get", "configmaps", "-n", "default"])),
+        stderr(&jane.run(&["get", "configmaps", "-n", "default"])),
         r#"Error from server (Forbidden): configmaps is forbidden: User "jane" cannot list resource "configmaps" in API group "" in the namespace "default""#
     );
     assert_eq!(
-        stderr(&jane(&["delete", "configmap", "settings", "-n", "team-a"])),
+        stderr(&jane.run(&["delete", "configmap", "settings", "-n", "team-a"])),
         r#"Error from server (Forbidden): configmaps "settings" is forbidden: User "jane" cannot delete resource "configmaps" in API group "" in the namespace "team-a""#
     );
     assert_eq!(
-        stderr(&jane(&["get", "nodes"])),
+        stderr(&jane.run(&["get", "nodes"])),
         r#"Error from server (Forbidden): nodes is forbidden: User "jane" cannot list resource "nodes" in API group "" at the cluster scope"#
     );
     // Jane may create bindings in team-a, but not one granting more than she holds.
     let escalating = k.file("escalating.yaml", ESCALATING);
-    let refused = stderr(&jane(&["create", "-f", path(&escalating)]));
+    let refused = stderr(&jane.run(&["create", "-f", path(&escalating)]));
     assert!(
         refused.contains(r#"rolebindings.rbac.authorization.k8s.io "jane-admin" is forbidden: user "jane" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:"#),
         "{refused}"
@@ -117,7 +105,7 @@ async fn a_user_with_a_limited_token_is_held_to_its_bindings() {
     );
     // Impersonation needs the impersonate verb: jane lacks it, the admin holds it.
     assert_eq!(
-        stderr(&jane(&["get", "configmaps", "-n", "team-a", "--as", "ann"])),
+        stderr(&jane.run(&["get", "configmaps", "-n", "team-a", "--as", "ann"])),
         r#"Error from server (Forbidden): users "ann" is forbidden: User "jane" cannot impersonate resource "users" in API group "" at the cluster scope"#
     );
     let impersonated = k.ok(&[

@@ -95,11 +95,7 @@ async fn kubectl_create_makes_every_kind_it_knows() {
         .arg(&cert)
         .output()
         .expect("openssl runs");
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
+    common::assert_success(&made, "openssl");
     let cert_arg = format!("--cert={}", path(&cert));
     let key_arg = format!("--key={}", path(&key));
     k.ok(&[

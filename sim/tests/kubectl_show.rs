@@ -70,14 +70,19 @@ fn days_ago(days: u32) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
-const CRDS: &str = r#"apiVersion: apiextensions.k8s.io/v1
+/// A namespaced `example.com/v1` CRD of `kind` whose schema keeps any field, with `more` (YAML
+/// of further keys of its version, indented as they are) at the end.
+fn crd_yaml(kind: &str, more: &str) -> String {
+    let singular = kind.to_lowercase();
+    format!(
+        r#"apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
-  name: widgets.example.com
+  name: {singular}s.example.com
 spec:
   group: example.com
   scope: Namespaced
-  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  names: {{kind: {kind}, plural: {singular}s, singular: {singular}, listKind: {kind}List}}
   versions:
   - name: v1
     served: true
@@ -86,7 +91,12 @@ spec:
       openAPIV3Schema:
         type: object
         x-kubernetes-preserve-unknown-fields: true
-    additionalPrinterColumns:
+{more}"#
+    )
+}
+
+/// The Widget CRD's printer columns.
+const WIDGET_COLUMNS: &str = r#"    additionalPrinterColumns:
     - name: Ready
       type: string
       jsonPath: .status.conditions[?(@.type=="Ready")].status
@@ -100,30 +110,24 @@ spec:
     - name: Since
       type: date
       jsonPath: .status.since
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: gadgets.example.com
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {kind: Gadget, plural: gadgets, singular: gadget, listKind: GadgetList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn custom_resources_show_their_printer_columns() {
     let sim = common::tls_sim().await;
     let k = Kubectl::new(&sim);
-    k.ok(&["apply", "-f", path(&k.file("crds.yaml", CRDS))]);
+    k.ok(&[
+        "apply",
+        "-f",
+        path(&k.file(
+            "crds.yaml",
+            &format!(
+                "{}---\n{}",
+                crd_yaml("Widget", WIDGET_COLUMNS),
+                crd_yaml("Gadget", "")
+            ),
+        )),
+    ]);
     eventually(10, "the CRDs to be served", || {
         k.run(&["get", "widgets,gadgets"]).status.success()
     });
@@ -496,14 +500,16 @@ async fn every_namespace_gets_its_default_account_and_root_ca() {
     }
     let namespace = r#"{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}"#;
     k.ok(&["apply", "-f", path(&k.file("team.json", namespace))]);
-    eventually(10, "the new namespace's defaults", || {
+    // The default ServiceAccount and the root CA ConfigMap of `team` both exist.
+    let defaults = || {
         k.run(&["get", "serviceaccount", "default", "-n", "team"])
             .status
             .success()
             && k.run(&["get", "configmap", "kube-root-ca.crt", "-n", "team"])
                 .status
                 .success()
-    });
+    };
+    eventually(10, "the new namespace's defaults", defaults);
     let accounts = k.ok(&["get", "serviceaccounts", "-n", "team", "-o", "name"]);
     assert_eq!(accounts, "serviceaccount/default\n");
     let cm = k.json(&[
@@ -524,31 +530,17 @@ async fn every_namespace_gets_its_default_account_and_root_ca() {
     // Deleted, both come back.
     k.ok(&["delete", "configmap", "kube-root-ca.crt", "-n", "team"]);
     k.ok(&["delete", "serviceaccount", "default", "-n", "team"]);
-    eventually(10, "the defaults to be recreated", || {
-        k.run(&["get", "serviceaccount", "default", "-n", "team"])
-            .status
-            .success()
-            && k.run(&["get", "configmap", "kube-root-ca.crt", "-n", "team"])
-                .status
-                .success()
-    });
+    eventually(10, "the defaults to be recreated", defaults);
 }
 
 #[test]
 fn watches_as_table_show_the_printer_columns() {
     let cluster = krt_sim::api::Cluster::new(1000);
-    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {"group": "example.com", "scope": "Namespaced",
-            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
-                "additionalPrinterColumns": [
-                    {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"}]}]}});
-    let created = cluster.handle(&Request::post(
-        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-        crd.to_string().into_bytes(),
-    ));
+    let mut crd = common::widget_crd();
+    crd["spec"]["names"]["listKind"] = json!("WidgetList");
+    crd["spec"]["versions"][0]["additionalPrinterColumns"] =
+        json!([{"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"}]);
+    let created = cluster.handle(&Request::post(common::CRDS, crd.to_string().into_bytes()));
     assert_eq!(created.code, 201, "{}", created.body);
     let widgets = "/apis/example.com/v1/namespaces/default/widgets";
     let mut request = Request::get(widgets);
@@ -562,12 +554,9 @@ fn watches_as_table_show_the_printer_columns() {
     assert_eq!(events.len(), 1);
     let table = &events[0]["object"];
     assert_eq!(table["kind"], "Table");
-    let names: Vec<&str> = table["columnDefinitions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["Name", "Replicas"]);
+    assert_eq!(
+        common::names(&table["columnDefinitions"]),
+        ["Name", "Replicas"]
+    );
     assert_eq!(table["rows"][0]["cells"], json!(["w", 4]));
 }

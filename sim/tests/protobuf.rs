@@ -13,9 +13,10 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Full};
-use hyper::body::{Bytes, Incoming};
-use hyper::{Request, Response};
+use common::http::{read, request};
+use http_body_util::BodyExt;
+use hyper::Response;
+use hyper::body::Incoming;
 use k8s_rs_pb::api::apidiscovery::v2::APIGroupDiscoveryList;
 use k8s_rs_pb::api::apps::v1::{
     DaemonSet, DaemonSetSpec, Deployment, DeploymentSpec, ReplicaSet, ReplicaSetSpec, StatefulSet,
@@ -45,27 +46,7 @@ const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 const CLIENT_GO: &str = "application/vnd.kubernetes.protobuf,application/json";
 const CM: &str = "/api/v1/namespaces/default/configmaps";
 
-async fn send(
-    sim: &krt_sim::Sim,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: Vec<u8>,
-) -> Response<Incoming> {
-    let (mut sender, addr) = common::http::connect(sim).await;
-    let mut req = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("host", addr)
-        .header("authorization", format!("Bearer {}", sim.admin_token()));
-    for (name, value) in headers {
-        req = req.header(*name, *value);
-    }
-    let req = req.body(Full::new(Bytes::from(body))).expect("request");
-    sender.send_request(req).await.expect("response")
-}
-
-/// Code, media type and body of one request.
+/// Code, media type and body of one request sent as the admin.
 async fn call(
     sim: &krt_sim::Sim,
     method: &str,
@@ -73,46 +54,72 @@ async fn call(
     headers: &[(&str, &str)],
     body: Vec<u8>,
 ) -> (u16, String, Vec<u8>) {
-    let response = send(sim, method, path, headers, body).await;
-    let code = response.status().as_u16();
-    let media = response
-        .headers()
+    let token = Some(sim.admin_token());
+    let response = request(sim, method, path, token, headers, body).await;
+    let (code, headers, body) = read(response).await;
+    let media = headers
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_string();
-    let bytes = response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes();
-    (code, media, bytes.to_vec())
+    (code, media, body)
 }
 
-/// `message` enveloped as client-go sends it.
-fn envelope(api_version: &str, kind: &str, message: &impl Message) -> Vec<u8> {
+/// Code, media type and body of a GET that asks for protobuf first, as client-go does.
+async fn get(sim: &krt_sim::Sim, path: &str) -> (u16, String, Vec<u8>) {
+    call(sim, "GET", path, &[("accept", CLIENT_GO)], Vec::new()).await
+}
+
+/// A watch of `path` as the admin, asking for protobuf first; its frames are unread.
+async fn watch(sim: &krt_sim::Sim, path: &str) -> Response<Incoming> {
+    let token = Some(sim.admin_token());
+    request(
+        sim,
+        "GET",
+        path,
+        token,
+        &[("accept", CLIENT_GO)],
+        Vec::new(),
+    )
+    .await
+}
+
+/// `raw` in the `k8s\0` + `runtime.Unknown` envelope as `api_version` `kind`; `client_go`
+/// also writes the empty content encoding and type, as client-go does.
+fn wrap(api_version: &str, kind: &str, raw: Vec<u8>, client_go: bool) -> Vec<u8> {
     let mut type_meta = TypeMeta::new();
     type_meta.set_apiVersion(api_version.into());
     type_meta.set_kind(kind.into());
     let mut unknown = Unknown::new();
     unknown.typeMeta = MessageField::some(type_meta);
-    unknown.set_raw(message.write_to_bytes().unwrap());
-    unknown.set_contentEncoding(String::new());
-    unknown.set_contentType(String::new());
+    unknown.set_raw(raw);
+    if client_go {
+        unknown.set_contentEncoding(String::new());
+        unknown.set_contentType(String::new());
+    }
     let mut out = b"k8s\0".to_vec();
     out.extend(unknown.write_to_bytes().unwrap());
     out
 }
 
-/// The envelope's kind and its message.
-fn open<M: Message>(bytes: &[u8]) -> (String, M) {
+/// `message` enveloped as client-go sends it.
+fn envelope(api_version: &str, kind: &str, message: &impl Message) -> Vec<u8> {
+    wrap(api_version, kind, message.write_to_bytes().unwrap(), true)
+}
+
+/// The `runtime.Unknown` a protobuf body holds.
+fn unknown(bytes: &[u8]) -> Unknown {
     assert!(
         bytes.starts_with(b"k8s\0"),
         "not protobuf: {:?}",
         String::from_utf8_lossy(bytes)
     );
-    let unknown = Unknown::parse_from_bytes(&bytes[4..]).unwrap();
+    Unknown::parse_from_bytes(&bytes[4..]).unwrap()
+}
+
+/// The envelope's kind and its message.
+fn open<M: Message>(bytes: &[u8]) -> (String, M) {
+    let unknown = unknown(bytes);
     (
         unknown.typeMeta.kind().to_string(),
         M::parse_from_bytes(unknown.raw()).unwrap(),
@@ -180,7 +187,7 @@ async fn client_go_creates_reads_updates_lists_and_deletes_in_protobuf() {
         ("Status", "Conflict", 409)
     );
 
-    let (code, media, body) = call(&sim, "GET", CM, &[("accept", CLIENT_GO)], Vec::new()).await;
+    let (code, media, body) = get(&sim, CM).await;
     assert_eq!((code, media.as_str()), (200, PROTOBUF));
     let (kind, list): (_, ConfigMapList) = open(&body);
     assert_eq!(kind, "ConfigMapList");
@@ -192,14 +199,7 @@ async fn client_go_creates_reads_updates_lists_and_deletes_in_protobuf() {
     );
     assert!(!list.metadata.resourceVersion().is_empty());
 
-    let (code, _, body) = call(
-        &sim,
-        "GET",
-        &format!("{CM}/missing"),
-        &[("accept", CLIENT_GO)],
-        Vec::new(),
-    )
-    .await;
+    let (code, _, body) = get(&sim, &format!("{CM}/missing")).await;
     let (_, status): (_, Status) = open(&body);
     assert_eq!(
         (code, status.message()),
@@ -304,14 +304,7 @@ async fn watches_stream_protobuf_frames() {
     let proto = [("content-type", PROTOBUF), ("accept", CLIENT_GO)];
     let (code, _, _) = call(&sim, "POST", CM, &proto, configmap("a", "1", "")).await;
     assert_eq!(code, 201);
-    let watch = send(
-        &sim,
-        "GET",
-        &format!("{CM}?watch=1&resourceVersion=0"),
-        &[("accept", CLIENT_GO)],
-        Vec::new(),
-    )
-    .await;
+    let watch = watch(&sim, &format!("{CM}?watch=1&resourceVersion=0")).await;
     assert_eq!(
         watch.headers()["content-type"],
         "application/vnd.kubernetes.protobuf;stream=watch"
@@ -338,14 +331,9 @@ async fn watches_stream_protobuf_frames() {
 #[tokio::test]
 async fn custom_resources_answer_json_406_or_400_and_discovery_speaks_protobuf() {
     let sim = krt_sim::Sim::start().await.unwrap();
-    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {"group": "example.com", "scope": "Namespaced",
-            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
+    let crd = common::widget_crd();
     let json_type = [("content-type", "application/json")];
-    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    let crds = common::CRDS;
     assert_eq!(
         call(&sim, "POST", crds, &json_type, crd.to_string().into_bytes())
             .await
@@ -379,14 +367,7 @@ async fn custom_resources_answer_json_406_or_400_and_discovery_speaks_protobuf()
         "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
     );
     // Errors on a custom resource's path still speak protobuf.
-    let (code, media, _) = call(
-        &sim,
-        "GET",
-        &format!("{widgets}/nope"),
-        &[("accept", CLIENT_GO)],
-        Vec::new(),
-    )
-    .await;
+    let (code, media, _) = get(&sim, &format!("{widgets}/nope")).await;
     assert_eq!((code, media.as_str()), (404, PROTOBUF));
 
     let mut cm = ConfigMap::new();
@@ -422,14 +403,7 @@ async fn custom_resources_answer_json_406_or_400_and_discovery_speaks_protobuf()
         .unwrap();
     assert_eq!(deployments.responseKind.kind(), "Deployment");
     // Legacy discovery in protobuf, `APIResource.verbs` in its `Verbs` wrapper.
-    let (code, media, body) = call(
-        &sim,
-        "GET",
-        "/apis/apps/v1",
-        &[("accept", CLIENT_GO)],
-        Vec::new(),
-    )
-    .await;
+    let (code, media, body) = get(&sim, "/apis/apps/v1").await;
     assert_eq!((code, media.as_str()), (200, PROTOBUF));
     let (kind, list): (
         _,
@@ -447,27 +421,15 @@ async fn custom_resources_answer_json_406_or_400_and_discovery_speaks_protobuf()
 
 /// The kind an envelope names.
 fn kind_of(bytes: &[u8]) -> String {
-    assert!(bytes.starts_with(b"k8s\0"), "not protobuf");
-    let unknown = Unknown::parse_from_bytes(&bytes[4..]).unwrap();
-    unknown.typeMeta.kind().to_string()
+    unknown(bytes).typeMeta.kind().to_string()
 }
 
-/// A body of `kind` holding only `metadata.name`: field 1 of every kind's message is its
-/// `ObjectMeta`, so one encoding serves them all.
 /// The CustomResourceDefinition [`full`] makes (its name is its plural and group).
 const GIZMOS: &str = "gizmos.proto.example.com";
 
 /// `message` in the `k8s\0` + `runtime.Unknown` envelope as `api_version` `kind`.
 fn enveloped(api_version: &str, kind: &str, message: &impl Message) -> Vec<u8> {
-    let mut type_meta = TypeMeta::new();
-    type_meta.set_apiVersion(api_version.into());
-    type_meta.set_kind(kind.into());
-    let mut unknown = Unknown::new();
-    unknown.typeMeta = MessageField::some(type_meta);
-    unknown.set_raw(message.write_to_bytes().unwrap());
-    let mut out = b"k8s\0".to_vec();
-    out.extend(unknown.write_to_bytes().unwrap());
-    out
+    wrap(api_version, kind, message.write_to_bytes().unwrap(), false)
 }
 
 /// A Pod template labelled `app: name` running one container.
@@ -508,6 +470,17 @@ fn full(api_version: &str, kind: &str, name: &str) -> Option<Vec<u8>> {
             ..ObjectMeta::default()
         })
     };
+    // An `$object` with `$metadata` and `$spec`, enveloped.
+    macro_rules! object {
+        ($object:ident, $metadata:expr, $spec:expr) => {{
+            let object = $object {
+                metadata: $metadata,
+                spec: MessageField::some($spec),
+                ..$object::default()
+            };
+            enveloped(api_version, kind, &object)
+        }};
+    }
     // An apps/v1 workload: a selector and the Pod template it selects.
     macro_rules! workload {
         ($object:ident, $spec:ident) => {{
@@ -516,12 +489,7 @@ fn full(api_version: &str, kind: &str, name: &str) -> Option<Vec<u8>> {
                 template: template(name, None),
                 ..$spec::default()
             };
-            let object = $object {
-                metadata: meta(name),
-                spec: MessageField::some(spec),
-                ..$object::default()
-            };
-            enveloped(api_version, kind, &object)
+            object!($object, meta(name), spec)
         }};
     }
     let body = match (api_version, kind) {
@@ -546,12 +514,7 @@ fn full(api_version: &str, kind: &str, name: &str) -> Option<Vec<u8>> {
                 ports: vec![port],
                 ..ServiceSpec::default()
             };
-            let service = Service {
-                metadata: meta(name),
-                spec: MessageField::some(spec),
-                ..Service::default()
-            };
-            enveloped(api_version, kind, &service)
+            object!(Service, meta(name), spec)
         }
         ("apps/v1", "Deployment") => workload!(Deployment, DeploymentSpec),
         ("apps/v1", "ReplicaSet") => workload!(ReplicaSet, ReplicaSetSpec),
@@ -562,12 +525,7 @@ fn full(api_version: &str, kind: &str, name: &str) -> Option<Vec<u8>> {
                 template: template(name, Some("Never")),
                 ..JobSpec::default()
             };
-            let object = Job {
-                metadata: meta(name),
-                spec: MessageField::some(spec),
-                ..Job::default()
-            };
-            enveloped(api_version, kind, &object)
+            object!(Job, meta(name), spec)
         }
         ("batch/v1", "CronJob") => {
             let job = JobSpec {
@@ -582,12 +540,7 @@ fn full(api_version: &str, kind: &str, name: &str) -> Option<Vec<u8>> {
                 }),
                 ..CronJobSpec::default()
             };
-            let object = CronJob {
-                metadata: meta(name),
-                spec: MessageField::some(spec),
-                ..CronJob::default()
-            };
-            enveloped(api_version, kind, &object)
+            object!(CronJob, meta(name), spec)
         }
         ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => {
             let version = CustomResourceDefinitionVersion {
@@ -614,12 +567,7 @@ fn full(api_version: &str, kind: &str, name: &str) -> Option<Vec<u8>> {
                 versions: vec![version],
                 ..CustomResourceDefinitionSpec::default()
             };
-            let object = CustomResourceDefinition {
-                metadata: meta(GIZMOS),
-                spec: MessageField::some(spec),
-                ..CustomResourceDefinition::default()
-            };
-            enveloped(api_version, kind, &object)
+            object!(CustomResourceDefinition, meta(GIZMOS), spec)
         }
         ("authorization.k8s.io/v1", review) if review.ends_with("SubjectAccessReview") => {
             let attributes = MessageField::some(ResourceAttributes {
@@ -639,26 +587,12 @@ fn full(api_version: &str, kind: &str, name: &str) -> Option<Vec<u8>> {
                         resourceAttributes: attributes,
                         ..SelfSubjectAccessReviewSpec::default()
                     };
-                    let object = SelfSubjectAccessReview {
-                        spec: MessageField::some(spec),
-                        ..SelfSubjectAccessReview::default()
-                    };
-                    enveloped(api_version, kind, &object)
+                    object!(SelfSubjectAccessReview, MessageField::none(), spec)
                 }
                 "LocalSubjectAccessReview" => {
-                    let object = LocalSubjectAccessReview {
-                        spec: MessageField::some(spec),
-                        ..LocalSubjectAccessReview::default()
-                    };
-                    enveloped(api_version, kind, &object)
+                    object!(LocalSubjectAccessReview, MessageField::none(), spec)
                 }
-                _ => {
-                    let object = SubjectAccessReview {
-                        spec: MessageField::some(spec),
-                        ..SubjectAccessReview::default()
-                    };
-                    enveloped(api_version, kind, &object)
-                }
+                _ => object!(SubjectAccessReview, MessageField::none(), spec),
             }
         }
         _ => return None,
@@ -666,6 +600,8 @@ fn full(api_version: &str, kind: &str, name: &str) -> Option<Vec<u8>> {
     Some(body)
 }
 
+/// A body of `kind` holding only `metadata.name`: field 1 of every kind's message is its
+/// `ObjectMeta`, so one encoding serves them all.
 fn named(api_version: &str, kind: &str, name: &str) -> Vec<u8> {
     let mut metadata = ObjectMeta::new();
     metadata.set_name(name.into());
@@ -679,15 +615,7 @@ fn named(api_version: &str, kind: &str, name: &str) -> Vec<u8> {
     }
     raw.push(u8::try_from(length).unwrap());
     raw.extend(meta);
-    let mut type_meta = TypeMeta::new();
-    type_meta.set_apiVersion(api_version.into());
-    type_meta.set_kind(kind.into());
-    let mut unknown = Unknown::new();
-    unknown.typeMeta = MessageField::some(type_meta);
-    unknown.set_raw(raw);
-    let mut out = b"k8s\0".to_vec();
-    out.extend(unknown.write_to_bytes().unwrap());
-    out
+    wrap(api_version, kind, raw, false)
 }
 
 #[tokio::test]
@@ -768,17 +696,10 @@ async fn every_builtin_kind_is_read_from_protobuf_and_watched_in_protobuf() {
     for (collection, api_version, kind, name) in &created {
         let path =
             format!("{collection}?watch=1&resourceVersion=0&fieldSelector=metadata.name%3D{name}");
-        let watch = send(&sim, "GET", &path, &[("accept", CLIENT_GO)], Vec::new()).await;
+        let watch = watch(&sim, &path).await;
         if watch.status() == 405 {
             // A review is answered, never stored: nothing to list or watch.
-            let (code, _, _) = call(
-                &sim,
-                "GET",
-                collection,
-                &[("accept", CLIENT_GO)],
-                Vec::new(),
-            )
-            .await;
+            let (code, _, _) = get(&sim, collection).await;
             assert_eq!(code, 405, "{api_version} {kind} is create-only");
             assert!(kind.ends_with("Review"), "{api_version} {kind}");
             continue;
@@ -791,14 +712,7 @@ async fn every_builtin_kind_is_read_from_protobuf_and_watched_in_protobuf() {
             ("ADDED", *kind),
             "{api_version}"
         );
-        let (code, media, body) = call(
-            &sim,
-            "GET",
-            collection,
-            &[("accept", CLIENT_GO)],
-            Vec::new(),
-        )
-        .await;
+        let (code, media, body) = get(&sim, collection).await;
         let why = || match code {
             200 => String::new(),
             _ => open::<Status>(&body).1.message().to_string(),

@@ -1,6 +1,12 @@
 //! RBAC as kube-apiserver enforces it, through the in-process API: one row per rule of the
 //! authorizer, escalation prevention, aggregation, the default policy and the review APIs.
 
+#[allow(
+    dead_code,
+    reason = "each test crate uses a part of the shared fixture"
+)]
+mod common;
+
 use krt_sim::api::{Cluster, Request, Response, UserInfo};
 use serde_json::{Value, json};
 
@@ -629,13 +635,10 @@ fn the_default_policy_is_seeded_as_a_real_servers() {
     let viewer = get(&format!(
         "{RBAC}/clusterrolebindings/system:public-info-viewer"
     ));
-    let groups: Vec<&str> = viewer["subjects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(groups, ["system:authenticated", "system:unauthenticated"]);
+    assert_eq!(
+        common::names(&viewer["subjects"]),
+        ["system:authenticated", "system:unauthenticated"]
+    );
     // A fresh authenticated user may discover and review itself, and nothing else.
     let nobody = UserInfo::new("nobody", &[]);
     assert_eq!(

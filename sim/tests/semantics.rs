@@ -16,45 +16,19 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use http_body_util::{BodyExt, Full};
-use hyper::Request;
-use hyper::body::Bytes;
 use serde_json::Value;
 
+/// Sends one step as the admin; answers the code and the JSON answer.
 async fn send(sim: &krt_sim::Sim, step: &Value) -> (u16, Value) {
-    let (mut sender, addr) = common::http::connect(sim).await;
-    let mut uri = step["path"].as_str().expect("path").to_string();
-    if let Some(query) = step["query"].as_object() {
-        let pairs: Vec<String> = query
-            .iter()
-            .map(|(k, v)| format!("{k}={}", v.as_str().expect("query values are strings")))
-            .collect();
-        uri = format!("{uri}?{}", pairs.join("&"));
-    }
-    let body = match &step["body"] {
-        Value::Null => String::new(),
-        b => b.to_string(),
-    };
-    let request = Request::builder()
-        .method(step["method"].as_str().expect("method"))
-        .uri(uri)
-        .header("host", addr)
-        .header("authorization", format!("Bearer {}", sim.admin_token()))
-        .header(
-            "content-type",
-            step["content_type"].as_str().unwrap_or("application/json"),
-        )
-        .body(Full::new(Bytes::from(body)))
-        .expect("request");
-    let response = sender.send_request(request).await.expect("response");
-    let code = response.status().as_u16();
-    let bytes = response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes();
-    (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    let method = step["method"].as_str().expect("method");
+    let content_type = step["content_type"].as_str().unwrap_or("application/json");
+    let headers = [("content-type", content_type)];
+    let uri = common::http::step_uri(step);
+    let body = common::http::step_body(step);
+    let token = Some(sim.admin_token());
+    let request = common::http::request(sim, method, &uri, token, &headers, body).await;
+    let (code, _, bytes) = common::http::read(request).await;
+    (code, common::http::parse(&bytes))
 }
 
 /// What is wrong with an answer, if anything.

@@ -13,10 +13,6 @@
 )]
 mod common;
 
-use http_body_util::{BodyExt, Full};
-use hyper::Request;
-use hyper::body::Bytes;
-use hyper::header::{HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
 struct Answer {
@@ -26,77 +22,44 @@ struct Answer {
     content_type: String,
 }
 
+/// Sends one step as the admin, with a JSON content type unless the step names one.
 async fn send(sim: &krt_sim::Sim, step: &Value) -> Answer {
-    let (mut sender, addr) = common::http::connect(sim).await;
-    let mut uri = step["path"].as_str().expect("path").to_string();
-    if let Some(query) = step["query"].as_object() {
-        let pairs: Vec<String> = query
-            .iter()
-            .map(|(k, v)| {
-                format!(
-                    "{k}={}",
-                    encode(v.as_str().expect("query values are strings"))
-                )
-            })
-            .collect();
-        uri = format!("{uri}?{}", pairs.join("&"));
+    let method = step["method"].as_str().unwrap_or("GET");
+    let mut headers: Vec<(&str, &str)> = step["headers"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, value)| {
+            (
+                name.as_str(),
+                value.as_str().expect("header values are strings"),
+            )
+        })
+        .collect();
+    if !headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("content-type"))
+    {
+        headers.insert(0, ("content-type", "application/json"));
     }
-    let body = match &step["body"] {
-        Value::Null => String::new(),
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
-    };
-    let mut request = Request::builder()
-        .method(step["method"].as_str().unwrap_or("GET"))
-        .uri(uri)
-        .header("host", addr)
-        .header("authorization", format!("Bearer {}", sim.admin_token()))
-        .body(Full::new(Bytes::from(body)))
-        .expect("request");
-    let headers = request.headers_mut();
-    headers.insert("content-type", HeaderValue::from_static("application/json"));
-    for (name, value) in step["headers"].as_object().into_iter().flatten() {
-        let name = HeaderName::from_bytes(name.as_bytes()).expect("header name");
-        let value = value.as_str().expect("header values are strings");
-        headers.insert(name, HeaderValue::from_str(value).expect("header value"));
-    }
-    let response = sender.send_request(request).await.expect("response");
-    let code = response.status().as_u16();
+    let uri = common::http::step_uri(step);
+    let body = common::http::step_body(step);
+    let token = Some(sim.admin_token());
+    let request = common::http::request(sim, method, &uri, token, &headers, body).await;
+    let (code, answer, bytes) = common::http::read(request).await;
     let header = |name| {
-        response
-            .headers()
+        answer
             .get_all(name)
             .iter()
             .map(|v| v.to_str().expect("ASCII header").to_string())
             .collect::<Vec<_>>()
     };
-    let warnings = header("warning");
-    let content_type = header("content-type").join(",");
-    let bytes = response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes();
     Answer {
         code,
-        body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-        warnings,
-        content_type,
+        body: common::http::parse(&bytes),
+        warnings: header("warning"),
+        content_type: header("content-type").join(","),
     }
-}
-
-/// Percent-encodes a query value.
-fn encode(value: &str) -> String {
-    value
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// Whether `item` has every field of `subset`, recursively (each item of a list in `subset`

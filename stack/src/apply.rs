@@ -12,7 +12,7 @@ use crate::plan::{Plan, Planned};
 use crate::report::{ErrorReport, Outcome, ResourceReport};
 use crate::run::Run;
 use crate::runtime::Runtime;
-use crate::state::{ClusterIdentity, Recorder, StateBackend, StateError};
+use crate::state::{ClusterIdentity, Recorder, State, StateBackend, StateError};
 use crate::wait::{Wait, WaitFor, WaitSpec};
 use crate::walk;
 use krt_guest::model::{
@@ -80,6 +80,22 @@ impl Default for ApplySettings {
             force_delete_unowned: false,
             cluster: None,
         }
+    }
+}
+
+impl ApplySettings {
+    /// The [`plan`](crate::plan()) of `stack` over `state` as these settings
+    /// would apply it: with their options, concurrency and owner.
+    pub async fn plan<R: Runtime>(&self, runtime: &R, stack: &Stack, state: &State) -> Plan {
+        crate::plan(
+            runtime,
+            stack,
+            state,
+            &self.options,
+            self.concurrency,
+            &self.owner,
+        )
+        .await
     }
 }
 
@@ -348,15 +364,7 @@ pub async fn plan_and_apply<R: Runtime>(
         .mark_all(&mut stack)
         .map_err(RunError::Input)?;
     let run = Run::open(backend, name, settings.cluster.as_ref()).await?;
-    let plan = crate::plan(
-        runtime,
-        &stack,
-        run.state(),
-        &settings.options,
-        settings.concurrency,
-        &settings.owner,
-    )
-    .await;
+    let plan = settings.plan(runtime, &stack, run.state()).await;
     if plan.failed() {
         run.close().await?;
         return Ok(Applied {
@@ -376,80 +384,9 @@ pub async fn plan_and_apply<R: Runtime>(
 mod tests {
     use super::*;
     use crate::manifest::parse;
-    use crate::state::{LocalBackend, State};
-    use krt_guest::model::{
-        ApplyResponse, Health, ObjectDiff, ReadOptions, ReadResponse, Status, WatchResponse,
-    };
-    use serde_json::Value;
-
-    /// Answers writes with the plan as the server would return it (normalized,
-    /// no status) and records every watch with its timeout.
-    #[derive(Default)]
-    struct Recording {
-        watched: Mutex<Vec<(String, u32)>>,
-    }
-
-    impl Runtime for Recording {
-        async fn apply(
-            &self,
-            _: Option<&Resource>,
-            plan: Option<&Resource>,
-            _: &ApplyOptions,
-        ) -> ApplyResponse {
-            let plan = plan.expect("a plan");
-            ApplyResponse {
-                resource: Some(Resource {
-                    attributes: krt_guest::normalize::normalize(&plan.attributes),
-                    ..plan.clone()
-                }),
-                live: None,
-                action: Action::Create,
-                status: None,
-                retries: 0,
-            }
-        }
-        async fn read(
-            &self,
-            _: Option<&Resource>,
-            _: Option<&Resource>,
-            _: &ReadOptions,
-        ) -> ReadResponse {
-            unreachable!("the apply walk does not read")
-        }
-        async fn delete(&self, _: &Resource, _: &DeleteRequest) -> Option<Status> {
-            unreachable!("nothing is deleted")
-        }
-        async fn watch(&self, resource: &Resource, options: &WatchRequest) -> WatchResponse {
-            self.watched
-                .lock()
-                .unwrap()
-                .push((resource.id.clone(), options.timeout_ms));
-            WatchResponse {
-                resource: Some(resource.clone()),
-                health: Health::new(HealthState::Current, "", "ready"),
-                status: None,
-            }
-        }
-        async fn diff(
-            &self,
-            _: Option<&Value>,
-            _: Option<&Value>,
-            _: &[String],
-        ) -> Result<ObjectDiff, Status> {
-            Ok(ObjectDiff::default())
-        }
-        async fn drift(
-            &self,
-            _: &Value,
-            _: Option<&Value>,
-            _: &[String],
-        ) -> Result<ObjectDiff, Status> {
-            Ok(ObjectDiff::default())
-        }
-        async fn health(&self, object: &Value) -> Result<Health, Status> {
-            Ok(krt_guest::health::compute(object, None))
-        }
-    }
+    use crate::state::LocalBackend;
+    use crate::testing::FakeCluster;
+    use krt_guest::model::ObjectDiff;
 
     /// Applies `yaml` as all creates with `wait_for`; the reports by ID and the watches.
     async fn run(yaml: &str, wait_for: WaitFor) -> (Vec<ResourceReport>, Vec<(String, u32)>) {
@@ -462,7 +399,7 @@ mod tests {
             wait_for,
             ..ApplySettings::default()
         };
-        let runtime = Recording::default();
+        let runtime = FakeCluster::default();
         let reports = apply(
             &runtime,
             &stack,
@@ -610,7 +547,7 @@ mod tests {
         );
         let ran = run
             .apply(
-                &Recording::default(),
+                &FakeCluster::default(),
                 &stack,
                 &creates(&stack),
                 &ApplySettings::default(),

@@ -206,88 +206,7 @@ mod tests {
     use super::*;
     use crate::manifest::parse;
     use crate::state::{LocalBackend, State};
-    use krt_guest::model::{
-        ApplyOptions, ApplyResponse, ObjectDiff, ReadResponse, Resource, WatchRequest,
-        WatchResponse,
-    };
-    use serde_json::{Value, json};
-
-    /// A cluster where the delete of `held` is accepted but the object stays
-    /// (held by a finalizer) for `reads_until_gone` reads; everything else
-    /// goes at once. Records the order of deletes.
-    struct Finalizing {
-        held: &'static str,
-        reads_until_gone: Mutex<usize>,
-        deleted: Mutex<Vec<String>>,
-    }
-
-    impl Runtime for Finalizing {
-        async fn apply(
-            &self,
-            _: Option<&Resource>,
-            _: Option<&Resource>,
-            _: &ApplyOptions,
-        ) -> ApplyResponse {
-            unreachable!("destroy does not apply")
-        }
-        async fn read(
-            &self,
-            prior: Option<&Resource>,
-            plan: Option<&Resource>,
-            _: &ReadOptions,
-        ) -> ReadResponse {
-            let Some(plan) = plan else {
-                // The ownership check before the delete: the object is the stack's.
-                let mut live = prior.expect("the recorded resource").clone();
-                live.attributes["metadata"]["labels"] = json!({"krt.dev/stack": "s"});
-                return ReadResponse {
-                    resource: Some(live),
-                    status: None,
-                };
-            };
-            assert_eq!(plan.id, self.held, "only a pending delete is waited for");
-            let mut left = self.reads_until_gone.lock().unwrap();
-            let resource = (*left > 0).then(|| {
-                *left -= 1;
-                let mut r = plan.clone();
-                r.attributes["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
-                r.attributes["metadata"]["finalizers"] = json!(["example.com/hold"]);
-                r
-            });
-            ReadResponse {
-                resource,
-                status: None,
-            }
-        }
-        async fn delete(&self, resource: &Resource, _: &DeleteRequest) -> Option<Status> {
-            self.deleted.lock().unwrap().push(resource.id.clone());
-            (resource.id == self.held).then(|| {
-                krt_guest::errors::info(StatusCode::Unknown, "FinalizersPending", "pending")
-            })
-        }
-        async fn watch(&self, _: &Resource, _: &WatchRequest) -> WatchResponse {
-            unreachable!("destroy does not watch")
-        }
-        async fn diff(
-            &self,
-            _: Option<&Value>,
-            _: Option<&Value>,
-            _: &[String],
-        ) -> Result<ObjectDiff, Status> {
-            Ok(ObjectDiff::default())
-        }
-        async fn drift(
-            &self,
-            _: &Value,
-            _: Option<&Value>,
-            _: &[String],
-        ) -> Result<ObjectDiff, Status> {
-            Ok(ObjectDiff::default())
-        }
-        async fn health(&self, _: &Value) -> Result<Health, Status> {
-            unreachable!("destroy asks no health")
-        }
-    }
+    use crate::testing::FakeCluster;
 
     /// ConfigMap `base`, and `dependent` that depends on it.
     fn stack() -> Stack {
@@ -304,11 +223,7 @@ mod tests {
         wait: Option<Duration>,
     ) -> (Vec<ResourceReport>, Vec<String>, Vec<String>) {
         let stack = stack();
-        let runtime = Finalizing {
-            held: "v1:ConfigMap:d:dependent",
-            reads_until_gone: Mutex::new(reads),
-            deleted: Mutex::default(),
-        };
+        let runtime = FakeCluster::finalizing("v1:ConfigMap:d:dependent", reads);
         let dir = tempfile::tempdir().unwrap();
         let backend = LocalBackend::new(dir.path());
         let mut state = State::empty("s");

@@ -29,6 +29,8 @@ pub mod report;
 pub mod run;
 pub mod runtime;
 pub mod state;
+#[cfg(test)]
+mod testing;
 pub mod wait;
 pub mod walk;
 pub mod watch;

@@ -132,35 +132,34 @@ mod tests {
         Stack::new(parse("s.yaml", &text).unwrap()).unwrap()
     }
 
+    /// Walks [`chain`], each resource succeeding as `succeeds` says: the
+    /// outcomes, and the resources in the order they were worked on.
+    async fn visits(
+        reverse: bool,
+        concurrency: usize,
+        succeeds: fn(usize) -> bool,
+    ) -> (Vec<Outcome>, Vec<usize>) {
+        let seen = RefCell::new(Vec::new());
+        let out = run(&chain(), reverse, concurrency, |i| {
+            seen.borrow_mut().push(i);
+            async move { succeeds(i) }
+        })
+        .await;
+        (out, seen.into_inner())
+    }
+
     #[tokio::test]
     async fn runs_in_order_and_reverse() {
-        let s = chain();
-        let seen = RefCell::new(Vec::new());
-        let out = run(&s, false, 1, |i| {
-            seen.borrow_mut().push(i);
-            async { true }
-        })
-        .await;
+        let (out, seen) = visits(false, 1, |_| true).await;
         assert_eq!(out, [Outcome::Succeeded; 4]);
-        assert_eq!(*seen.borrow(), [0, 1, 2, 3]);
-        seen.borrow_mut().clear();
-        run(&s, true, 1, |i| {
-            seen.borrow_mut().push(i);
-            async { true }
-        })
-        .await;
-        assert_eq!(*seen.borrow(), [3, 2, 1, 0]);
+        assert_eq!(seen, [0, 1, 2, 3]);
+        let (_, seen) = visits(true, 1, |_| true).await;
+        assert_eq!(seen, [3, 2, 1, 0]);
     }
 
     #[tokio::test]
     async fn a_failure_skips_dependents_but_not_independent_work() {
-        let s = chain();
-        let seen = RefCell::new(Vec::new());
-        let out = run(&s, false, 10, |i| {
-            seen.borrow_mut().push(i);
-            async move { i != 0 }
-        })
-        .await;
+        let (out, seen) = visits(false, 10, |i| i != 0).await;
         assert_eq!(
             out,
             [
@@ -170,7 +169,7 @@ mod tests {
                 Outcome::Succeeded
             ]
         );
-        assert_eq!(*seen.borrow(), [0, 3]);
+        assert_eq!(seen, [0, 3]);
     }
 
     #[tokio::test]

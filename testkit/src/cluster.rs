@@ -174,6 +174,24 @@ impl SimCluster {
             .map(|o| serde_json::to_value(o).expect("serializes"))
     }
 
+    /// The live ConfigMap `namespace/name` as JSON, read directly (not through krt).
+    pub async fn get_configmap(&self, namespace: &str, name: &str) -> Option<Value> {
+        self.get("v1", "ConfigMap", "configmaps", Some(namespace), name)
+            .await
+    }
+
+    /// The live Deployment `namespace/name` as JSON, read directly (not through krt).
+    pub async fn get_deployment(&self, namespace: &str, name: &str) -> Option<Value> {
+        self.get(
+            "apps/v1",
+            "Deployment",
+            "deployments",
+            Some(namespace),
+            name,
+        )
+        .await
+    }
+
     /// Names of the objects of a kind, read directly, sorted.
     pub async fn names(
         &self,

@@ -5,12 +5,16 @@
 //! - [`SimCluster`]: a krt-sim server with a kube client and a kubeconfig file;
 //! - [`krt_bin`], [`krt`] and [`krt_at`] to run the CLI built by this `cargo test` run, and
 //!   [`show`] to print a run in an assertion;
+//! - [`assert_contains`] to check a text and [`run_ok`] to run a tool, each showing what
+//!   failed;
 //! - [`cache_dir`]: the compiled-component cache the tests share.
 
+mod assert;
 mod cluster;
 mod fixtures;
 mod krt;
 
+pub use assert::{assert_contains, run_ok};
 pub use cluster::{SimCluster, client_for};
 pub use fixtures::{Object, configmap, deployment, namespace, pod, resource};
 pub use krt::{

@@ -6,13 +6,12 @@ use super::saved;
 use crate::args::{ExitCode, GlobalArgs, InputArgs};
 use crate::output::Printer;
 use crate::progress::Progress;
-use crate::table::{counts, print_table, seconds};
+use crate::table::{counts, name_when_seen, seconds};
 use crate::{plan, session};
 use krt_guest::model::{ApplyOptions, DeleteRequest, WatchRequest};
-use krt_stack::report::count;
 use krt_stack::{
-    ApplySettings, NOT_ATTEMPTED, Outcome, Owner, Ran, Report, ResourceReport, Run, Stack, Verdict,
-    WaitFor,
+    ApplySettings, NOT_ATTEMPTED, Outcome, Owner, Plan, Report, ResourceReport, Run, Stack, State,
+    Verdict, WaitFor,
 };
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -57,6 +56,69 @@ impl WriteArgs {
             default_namespace: global.namespace.clone(),
             ..ApplyOptions::default()
         }
+    }
+
+    /// Opens a session writing `stack` with these flags, waiting up to
+    /// `watch_timeout` for health.
+    ///
+    /// # Errors
+    /// As [`session::open`].
+    pub async fn open(
+        &self,
+        global: &GlobalArgs,
+        printer: &Printer,
+        watch_timeout: Duration,
+        stack: &Stack,
+    ) -> anyhow::Result<session::Session> {
+        session::open(
+            global,
+            printer,
+            watch_timeout,
+            &stack.resources,
+            Some(&self.field_manager),
+            usize::from(self.concurrency),
+        )
+        .await
+    }
+
+    /// What these flags set of an apply: how each resource is written, how
+    /// many at once, and what may be pruned; the rest as [`ApplySettings`]'s
+    /// default.
+    pub fn settings(&self, global: &GlobalArgs) -> ApplySettings {
+        ApplySettings {
+            options: self.options(global),
+            concurrency: usize::from(self.concurrency),
+            owner: Owner::stack(&global.stack),
+            force_delete_unowned: self.force_delete_unowned,
+            ..ApplySettings::default()
+        }
+    }
+
+    /// Plans `stack` over `state` with these flags and prints the preview.
+    pub async fn preview(
+        &self,
+        global: &GlobalArgs,
+        printer: &Printer,
+        session: &session::Session,
+        stack: &Stack,
+        state: &State,
+    ) -> Plan {
+        let plan = self
+            .settings(global)
+            .plan(&session.runtime, stack, state)
+            .await;
+        plan::print(
+            printer,
+            stack,
+            &plan,
+            &format!(
+                "Preview of stack '{}' (state: {}):",
+                global.stack,
+                session.backend.describe(&global.stack)
+            ),
+            self.force_delete_unowned,
+        );
+        plan
     }
 }
 
@@ -118,15 +180,10 @@ impl ApplyCommand {
         let Some(stack) = session::owned(stack, global, printer) else {
             return Ok(ExitCode::Failure);
         };
-        let session = session::open(
-            global,
-            printer,
-            self.timeout,
-            &stack.resources,
-            Some(&self.write.field_manager),
-            usize::from(self.write.concurrency),
-        )
-        .await?;
+        let session = self
+            .write
+            .open(global, printer, self.timeout, &stack)
+            .await?;
         let run = session.run(&global.stack, printer).await?;
         self.run(global, printer, &stack, &session, run).await
     }
@@ -139,29 +196,10 @@ impl ApplyCommand {
         session: &session::Session,
         run: Run<'_>,
     ) -> anyhow::Result<ExitCode> {
-        let options = self.write.options(global);
-        let concurrency = usize::from(self.write.concurrency);
-        let owner = Owner::stack(&global.stack);
-        let plan = krt_stack::plan(
-            &session.runtime,
-            stack,
-            run.state(),
-            &options,
-            concurrency,
-            &owner,
-        )
-        .await;
-        plan::print(
-            printer,
-            stack,
-            &plan,
-            &format!(
-                "Preview of stack '{}' (state: {}):",
-                global.stack,
-                session.backend.describe(&global.stack)
-            ),
-            self.write.force_delete_unowned,
-        );
+        let plan = self
+            .write
+            .preview(global, printer, session, stack, run.state())
+            .await;
         if plan.failed() {
             plan::print_failures(printer, stack, &plan);
             printer.error("the preview failed; nothing was applied");
@@ -197,8 +235,6 @@ impl ApplyCommand {
         let progress = Arc::new(Progress::new(printer, &ids));
         let runtime = session.runtime.clone().with_events(progress.clone());
         let settings = ApplySettings {
-            options,
-            concurrency,
             wait: self.watch.then(|| WatchRequest {
                 timeout_ms: u32::try_from(self.timeout.as_millis()).unwrap_or(u32::MAX),
                 default_namespace: global.namespace.clone(),
@@ -209,22 +245,16 @@ impl ApplyCommand {
                 ..DeleteRequest::default()
             },
             prune: true,
-            owner,
-            force_delete_unowned: self.write.force_delete_unowned,
             // Session::run bound the state to the session's cluster.
             cluster: None,
+            ..self.write.settings(global)
         };
-        let Ran {
-            reports: all,
-            saved: state_saved,
-        } = run
+        let ran = run
             .apply(&runtime, stack, &plan, &settings, progress.as_ref())
             .await?;
-        if !progress.is_live() {
-            printer.out("Summary:");
-            print_table(printer, &all);
-        }
-        let exit = saved(state_saved, printer, ExitCode::of(Verdict::of(&all)));
+        let all = ran.reports;
+        progress.summarize(printer, &all);
+        let exit = saved(ran.saved, printer, ExitCode::of(Verdict::of(&all)));
         let mut order = vec![
             Outcome::Created,
             Outcome::Updated,
@@ -236,15 +266,9 @@ impl ApplyCommand {
             Outcome::Skipped,
         ];
         // Only deletes can end absent or not ours: named when one did.
-        for outcome in [Outcome::NotOurs, Outcome::Absent] {
-            if count(&all, outcome) > 0 {
-                order.insert(4, outcome);
-            }
-        }
+        name_when_seen(&mut order, 4, &all, &[Outcome::NotOurs, Outcome::Absent]);
         // Only deletes can end terminating: named when one did.
-        if count(&all, Outcome::Terminating) > 0 {
-            order.insert(4, Outcome::Terminating);
-        }
+        name_when_seen(&mut order, 4, &all, &[Outcome::Terminating]);
         printer.out(format!(
             "Applied: {} ({}).",
             counts(&all, &order),

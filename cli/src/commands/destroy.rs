@@ -7,11 +7,10 @@ use crate::output::{Printer, paint, style};
 use crate::plan::{self, Counts};
 use crate::progress::Progress;
 use crate::session;
-use crate::table::{counts, print_table, seconds};
+use crate::table::{counts, name_when_seen, seconds};
 use krt_guest::model::{DeleteRequest, HealthState, ReadOptions};
-use krt_stack::report::count;
 use krt_stack::{
-    DestroySettings, Outcome, Owner, Ran, Report, ResourceReport, Run, Stack, Verdict, ownership,
+    DestroySettings, Outcome, Owner, Report, ResourceReport, Run, Stack, Verdict, ownership,
 };
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -184,16 +183,11 @@ impl DestroyCommand {
             owner,
             force_unowned: self.force_delete_unowned,
         };
-        let Ran {
-            reports: all,
-            saved: state_saved,
-        } = run
+        let ran = run
             .destroy(&runtime, &targets, &settings, progress.as_ref())
             .await?;
-        if !progress.is_live() {
-            printer.out("Summary:");
-            print_table(printer, &all);
-        }
+        let all = ran.reports;
+        progress.summarize(printer, &all);
         // Only a check before the delete can end absent or not ours: named when one did.
         let mut order = vec![
             Outcome::Deleted,
@@ -201,11 +195,7 @@ impl DestroyCommand {
             Outcome::Failed,
             Outcome::Skipped,
         ];
-        for outcome in [Outcome::NotOurs, Outcome::Absent] {
-            if count(&all, outcome) > 0 {
-                order.insert(1, outcome);
-            }
-        }
+        name_when_seen(&mut order, 1, &all, &[Outcome::NotOurs, Outcome::Absent]);
         printer.out(format!(
             "Destroyed: {} ({}).",
             counts(&all, &order),
@@ -219,7 +209,7 @@ impl DestroyCommand {
                 printer.error(format!("{}: {}: {}", r.id, e.reason, e.message));
             }
         }
-        let exit = saved(state_saved, printer, ExitCode::of(Verdict::of(&all)));
+        let exit = saved(ran.saved, printer, ExitCode::of(Verdict::of(&all)));
         printer.document(&Report::new("destroy", &global.stack, exit.code(), all));
         Ok(exit)
     }

@@ -6,7 +6,6 @@ use crate::plan::print_diff;
 use crate::session;
 use crate::table::{counts, painted};
 use krt_stack::{Outcome, Report};
-use std::time::Duration;
 
 /// `krt drift`: for each resource recorded in the stack's state (or those of
 /// `-f`), asks the server what re-applying the recorded plan would change.
@@ -24,14 +23,8 @@ impl DriftCommand {
     /// # Errors
     /// No cluster, a component that does not load, an unreadable state.
     pub async fn execute(self, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<ExitCode> {
-        let Some((session, _, targets)) = session::open_targets(
-            global,
-            printer,
-            &self.input,
-            Duration::ZERO,
-            krt_host::DEFAULT_MAX_IN_FLIGHT,
-        )
-        .await?
+        let Some((session, _, targets)) =
+            session::open_read_targets(global, printer, &self.input).await?
         else {
             return Ok(ExitCode::Failure);
         };

@@ -4,7 +4,7 @@ use super::apply::WriteArgs;
 use crate::args::{ExitCode, GlobalArgs, InputArgs};
 use crate::output::Printer;
 use crate::{plan, session};
-use krt_stack::{Owner, Report};
+use krt_stack::Report;
 use std::time::Duration;
 
 /// `krt preview -f FILE`: a server dry run of every resource against the
@@ -32,39 +32,15 @@ impl PreviewCommand {
         else {
             return Ok(ExitCode::Failure);
         };
-        let session = session::open(
-            global,
-            printer,
-            Duration::ZERO,
-            &stack.resources,
-            Some(&self.write.field_manager),
-            usize::from(self.write.concurrency),
-        )
-        .await?;
+        let session = self
+            .write
+            .open(global, printer, Duration::ZERO, &stack)
+            .await?;
         let state = session.load_state(&global.stack, printer).await?;
-        let options = self.write.options(global);
-        let concurrency = usize::from(self.write.concurrency);
-        let owner = Owner::stack(&global.stack);
-        let plan = krt_stack::plan(
-            &session.runtime,
-            &stack,
-            &state,
-            &options,
-            concurrency,
-            &owner,
-        )
-        .await;
-        plan::print(
-            printer,
-            &stack,
-            &plan,
-            &format!(
-                "Preview of stack '{}' (state: {}):",
-                global.stack,
-                session.backend.describe(&global.stack)
-            ),
-            self.write.force_delete_unowned,
-        );
+        let plan = self
+            .write
+            .preview(global, printer, &session, &stack, &state)
+            .await;
         let exit = if plan.failed() {
             plan::print_failures(printer, &stack, &plan);
             ExitCode::Failure

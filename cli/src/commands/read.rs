@@ -6,7 +6,6 @@ use crate::session;
 use crate::table::health_word;
 use krt_guest::model::ReadOptions;
 use krt_stack::Report;
-use std::time::Duration;
 
 /// `krt read [-f FILE]`: prints each live object (normalized) as YAML, headed
 /// by its health and its drift from the stack's state; or says it is absent.
@@ -23,14 +22,8 @@ impl ReadCommand {
     /// # Errors
     /// No cluster, a component that does not load, an unreadable state.
     pub async fn execute(self, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<ExitCode> {
-        let Some((session, state, targets)) = session::open_targets(
-            global,
-            printer,
-            &self.input,
-            Duration::ZERO,
-            krt_host::DEFAULT_MAX_IN_FLIGHT,
-        )
-        .await?
+        let Some((session, state, targets)) =
+            session::open_read_targets(global, printer, &self.input).await?
         else {
             return Ok(ExitCode::Failure);
         };

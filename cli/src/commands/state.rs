@@ -5,7 +5,6 @@ use crate::output::{Printer, paint, style};
 use crate::session;
 use krt_stack::StateBackend;
 use std::io::IsTerminal;
-use std::time::Duration;
 
 /// `krt state`: inspect recorded states.
 #[derive(Debug, clap::Subcommand)]
@@ -57,15 +56,7 @@ impl StateCommand {
                 &local
             }
             StateArg::Kubernetes => {
-                session = session::open(
-                    global,
-                    printer,
-                    Duration::ZERO,
-                    &[],
-                    None,
-                    krt_host::DEFAULT_MAX_IN_FLIGHT,
-                )
-                .await?;
+                session = session::open_reading(global, printer, &[]).await?;
                 session.backend.as_ref()
             }
         };
@@ -140,15 +131,7 @@ async fn rebind(
     stack: &str,
     yes: bool,
 ) -> anyhow::Result<ExitCode> {
-    let session = session::open(
-        global,
-        printer,
-        Duration::ZERO,
-        &[],
-        None,
-        krt_host::DEFAULT_MAX_IN_FLIGHT,
-    )
-    .await?;
+    let session = session::open_reading(global, printer, &[]).await?;
     let lock = session.backend.lock(stack).await?;
     let result = async {
         let mut state = session.backend.load(stack).await?;

@@ -4,7 +4,7 @@ use crate::args::{ExitCode, GlobalArgs, StateOrInputArgs};
 use crate::output::{Printer, paint, style};
 use crate::progress::Progress;
 use crate::session;
-use crate::table::{counts, print_table};
+use crate::table::counts;
 use krt_guest::model::WatchRequest;
 use krt_stack::{Outcome, Report, Verdict};
 use std::sync::Arc;
@@ -66,10 +66,7 @@ impl WatchCommand {
             progress.as_ref(),
         )
         .await;
-        if !progress.is_live() {
-            printer.out("Summary:");
-            print_table(printer, &reports);
-        }
+        progress.summarize(printer, &reports);
         printer.out(format!(
             "Watched: {}.",
             counts(

@@ -8,7 +8,9 @@
 )]
 
 use krt_controller::install::{self, InstallOptions, crd};
-use krt_controller::{Grants, Settings, ShardSettings, Stack, StackController, Tenancy};
+use krt_controller::{
+    Grants, Settings, ShardSettings, Stack, StackController, StackStatus, Tenancy,
+};
 use krt_host::{ClusterChoice, ConnectOptions, EngineOptions, connect};
 use krt_testkit::SimCluster;
 use kube::Api;
@@ -165,7 +167,44 @@ impl Harness {
         status: &str,
         within: Duration,
     ) -> Stack {
-        until_condition(&self.cluster, namespace, name, type_, status, within).await
+        let api: Api<Stack> = Api::namespaced(self.cluster.client.clone(), namespace);
+        let what = format!("Stack {namespace}/{name} with {type_}={status}");
+        poll(&what, within, || async {
+            let stack = api.get_opt(name).await.ok().flatten();
+            match stack {
+                Some(stack)
+                    if stack.condition(type_).is_some_and(|c| c.status == status)
+                        && stack.status.as_ref().and_then(|s| s.observed_generation)
+                            == stack.metadata.generation =>
+                {
+                    Ok(stack)
+                }
+                _ => Err(format!(
+                    "; last seen: {}",
+                    serde_json::to_string_pretty(&stack).unwrap_or_default()
+                )),
+            }
+        })
+        .await
+    }
+
+    /// Waits until Stack `name` of `team-a` has reconciled its current
+    /// generation and `holds` of it, and returns its status; panics after
+    /// `within`, naming `what` was awaited.
+    pub async fn until_reconciled(
+        &self,
+        what: &str,
+        name: &str,
+        within: Duration,
+        holds: impl Fn(&Stack) -> bool,
+    ) -> StackStatus {
+        until(what, within, || async {
+            let stack = self.stacks.get(name).await.ok()?;
+            let status = stack.status.clone()?;
+            (status.observed_generation == stack.metadata.generation && holds(&stack))
+                .then_some(status)
+        })
+        .await
     }
 
     /// A ConfigMap of `namespace`, if it exists.
@@ -297,42 +336,16 @@ pub fn stack(namespace: &str, name: &str, interval: &str, resources: Vec<Value>)
     })
 }
 
+/// Whether the Stack's Ready condition is True.
+pub fn is_ready(stack: &Stack) -> bool {
+    stack.condition("Ready").is_some_and(|c| c.status == "True")
+}
+
 /// A ConfigMap `name` holding `{"key": value}`.
 pub fn config_map(name: &str, value: &str) -> Value {
     krt_testkit::configmap(name)
         .data(json!({"key": value}))
         .value()
-}
-
-/// Waits until the Stack `name` of `namespace` has condition `type_` with `status`.
-pub async fn until_condition(
-    cluster: &SimCluster,
-    namespace: &str,
-    name: &str,
-    type_: &str,
-    status: &str,
-    within: Duration,
-) -> Stack {
-    let api: Api<Stack> = Api::namespaced(cluster.client.clone(), namespace);
-    let started = Instant::now();
-    loop {
-        let stack = api.get_opt(name).await.ok().flatten();
-        if let Some(stack) = &stack {
-            let holds = stack.condition(type_).is_some_and(|c| c.status == status)
-                && stack.status.as_ref().and_then(|s| s.observed_generation)
-                    == stack.metadata.generation;
-            if holds {
-                return stack.clone();
-            }
-        }
-        assert!(
-            started.elapsed() < within,
-            "Stack {namespace}/{name} with {type_}={status}: not reached within {within:?}; \
-             last seen: {}",
-            serde_json::to_string_pretty(&stack).unwrap_or_default()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 /// Polls `probe` every 100 ms until it gives a value; panics after `within`,
@@ -342,14 +355,29 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,
 {
+    poll(what, within, || {
+        let probed = probe();
+        async { probed.await.ok_or_else(String::new) }
+    })
+    .await
+}
+
+/// Polls `probe` every 100 ms until it gives a value; panics after `within`,
+/// naming `what` was awaited and adding what the last probe said of it.
+async fn poll<T, F, Fut>(what: &str, within: Duration, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, String>>,
+{
     let started = Instant::now();
     loop {
-        if let Some(value) = probe().await {
-            return value;
-        }
+        let last = match probe().await {
+            Ok(value) => return value,
+            Err(last) => last,
+        };
         assert!(
             started.elapsed() < within,
-            "{what}: not reached within {within:?}"
+            "{what}: not reached within {within:?}{last}"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

@@ -115,6 +115,15 @@ pub(super) fn stateful_set(object: &Value) -> Health {
     ))
 }
 
+/// The first of `checks` (status counter, reason, label) whose counter is below
+/// `wanted`, as in-progress health (`label: count/wanted`).
+fn first_short(object: &Value, wanted: i64, checks: &[(&str, &str, &str)]) -> Option<Health> {
+    checks.iter().find_map(|&(field, reason, label)| {
+        let count = counter(object, field);
+        (wanted > count).then(|| in_progress(reason, format!("{label}: {count}/{wanted}")))
+    })
+}
+
 /// DaemonSet: every desired pod scheduled, updated, available and ready.
 pub(super) fn daemon_set(object: &Value) -> Health {
     let Some(desired) = int(object, &["status", "desiredNumberScheduled"]) else {
@@ -126,11 +135,8 @@ pub(super) fn daemon_set(object: &Value) -> Health {
         ("numberAvailable", "LessAvailable", "Available"),
         ("numberReady", "LessReady", "Ready"),
     ];
-    for (field, reason, label) in checks {
-        let count = counter(object, field);
-        if desired > count {
-            return in_progress(reason, format!("{label}: {count}/{desired}"));
-        }
+    if let Some(short) = first_short(object, desired, &checks) {
+        return short;
     }
     current(format!(
         "All replicas scheduled as expected. Replicas: {desired}"
@@ -156,11 +162,8 @@ pub(super) fn replica_set(object: &Value) -> Health {
         ("availableReplicas", "LessAvailable", "Available"),
         ("readyReplicas", "LessReady", "Ready"),
     ];
-    for (field, reason, label) in checks {
-        let count = counter(object, field);
-        if spec > count {
-            return in_progress(reason, format!("{label}: {count}/{spec}"));
-        }
+    if let Some(short) = first_short(object, spec, &checks) {
+        return short;
     }
     if replicas > spec {
         return extra_pods(replicas, spec);

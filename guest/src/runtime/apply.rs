@@ -123,9 +123,7 @@ fn delete_prior<C: Cluster>(
     response: &mut ApplyResponse,
 ) -> Result<(), Status> {
     response.action = Action::Delete;
-    let target = match Manifest::from_resource(prior)
-        .and_then(|m| m.resolve(cluster, options.default_namespace.as_deref()))
-    {
+    let target = match Target::of(prior, cluster, options.default_namespace.as_deref()) {
         Ok(target) => target,
         Err(status) if status.code == StatusCode::KindNotInstalled => {
             response.status = Some(Status::warning(status.code, status.reason, status.message));

@@ -10,7 +10,7 @@ use crate::model::{
     DeleteOptions, DeleteRequest, DeleteResponse, Preconditions, PropagationPolicy, Resource,
     Status, StatusCode,
 };
-use crate::target::{Manifest, Target};
+use crate::target::Target;
 use serde_json::Value;
 
 /// How long a foreground delete waits for the object to disappear.
@@ -42,9 +42,7 @@ pub fn delete<C: Cluster, H: HostServices>(
     resource: &Resource,
     options: &DeleteRequest,
 ) -> DeleteResponse {
-    let target = match Manifest::from_resource(resource)
-        .and_then(|m| m.resolve(cluster, options.default_namespace.as_deref()))
-    {
+    let target = match Target::of(resource, cluster, options.default_namespace.as_deref()) {
         Ok(target) => target,
         Err(status) => {
             return DeleteResponse {

@@ -14,7 +14,7 @@ use crate::model::{
     ApiError, ErrorSource, EventType, Health, HealthState, Progress, Resource, Status, StatusCode,
     WatchOptions, WatchRequest, WatchResponse,
 };
-use crate::target::{Manifest, Target};
+use crate::target::Target;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -41,21 +41,9 @@ pub fn watch<C: Cluster, H: HostServices>(
     resource: &Resource,
     options: &WatchRequest,
 ) -> WatchResponse {
-    let target = match Manifest::from_resource(resource)
-        .and_then(|m| m.resolve(cluster, options.default_namespace.as_deref()))
-    {
+    let target = match Target::of(resource, cluster, options.default_namespace.as_deref()) {
         Ok(target) => target,
-        Err(status) => {
-            return WatchResponse {
-                resource: None,
-                health: Health::new(
-                    HealthState::Unknown,
-                    status.reason.clone(),
-                    status.message.clone(),
-                ),
-                status: Some(status),
-            };
-        }
+        Err(status) => return WatchResponse::failed(status),
     };
     let mut watcher = Watcher {
         cluster,
@@ -225,6 +213,11 @@ impl<C: Cluster, H: HostServices> Watcher<'_, C, H> {
         since.elapsed() < UNREACHABLE_GRACE
     }
 
+    /// The status of a failed call `operation` on the object, which ends the watch.
+    fn failed(&self, err: &ApiError, operation: Operation) -> Status {
+        errors::map_api_error(err, &self.target.subject, operation)
+    }
+
     /// Reads the object and records it; `Some` when that decides the watch.
     fn relist(&mut self) -> Option<Result<(), Status>> {
         loop {
@@ -243,11 +236,7 @@ impl<C: Cluster, H: HostServices> Watcher<'_, C, H> {
                     self.host.sleep(RELIST_DELAY_MS);
                 }
                 Err(e) => {
-                    return Some(Err(errors::map_api_error(
-                        &e,
-                        &self.target.subject,
-                        Operation::Get,
-                    )));
+                    return Some(Err(self.failed(&e, Operation::Get)));
                 }
             }
         }
@@ -286,11 +275,7 @@ impl<C: Cluster, H: HostServices> Watcher<'_, C, H> {
                     Flow::Relist
                 }
                 Err(e) => {
-                    return Err(errors::map_api_error(
-                        &e,
-                        &self.target.subject,
-                        Operation::Watch,
-                    ));
+                    return Err(self.failed(&e, Operation::Watch));
                 }
             };
             list = match flow {
@@ -369,11 +354,7 @@ impl<C: Cluster, H: HostServices> Watcher<'_, C, H> {
                     });
                 }
                 Err(e) => {
-                    return Err(errors::map_api_error(
-                        &e,
-                        &self.target.subject,
-                        Operation::Watch,
-                    ));
+                    return Err(self.failed(&e, Operation::Watch));
                 }
             }
         }

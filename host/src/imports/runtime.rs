@@ -62,6 +62,25 @@ impl KrtView<'_> {
         let plan = plan.map(|r| self.handed_on(function, r)).transpose()?;
         Ok((prior, plan))
     }
+
+    /// Counts the call and runs `call` on the next link with what the
+    /// middleware handed on, its time counted as host time; what could not be
+    /// handed on is answered with `failed` and never reaches the next link.
+    async fn on_next<T, R, F: Future<Output = R>>(
+        &mut self,
+        handed: Result<T, m::Status>,
+        failed: impl FnOnce(m::Status) -> R,
+        call: impl FnOnce(Arc<dyn NextLink>, T) -> F,
+    ) -> wasmtime::Result<R> {
+        let next = self.next_link()?;
+        let started = Instant::now();
+        let response = match handed {
+            Ok(handed) => call(next, handed).await,
+            Err(status) => failed(status),
+        };
+        self.ctx.host_time += started.elapsed();
+        Ok(response)
+    }
 }
 
 impl Host for KrtView<'_> {
@@ -71,17 +90,15 @@ impl Host for KrtView<'_> {
         plan: Option<t::Resource>,
         options: ApplyOptions,
     ) -> wasmtime::Result<ApplyResponse> {
-        let next = self.next_link()?;
-        let started = Instant::now();
         let deleting = plan.is_none();
-        let response = match self.handed_on_pair("apply", prior, plan) {
-            Ok((prior, plan)) => {
+        let handed = self.handed_on_pair("apply", prior, plan);
+        let failed = |status| m::ApplyResponse::failed(status, deleting);
+        let response = self
+            .on_next(handed, failed, |next, (prior, plan)| async move {
                 let options = apply_options_from_next(options);
                 next.apply(prior.as_ref(), plan.as_ref(), &options).await
-            }
-            Err(status) => m::ApplyResponse::failed(status, deleting),
-        };
-        self.ctx.host_time += started.elapsed();
+            })
+            .await?;
         Ok(apply_response_to_next(response))
     }
 
@@ -91,18 +108,19 @@ impl Host for KrtView<'_> {
         plan: Option<t::Resource>,
         options: ReadOptions,
     ) -> wasmtime::Result<ReadResponse> {
-        let next = self.next_link()?;
-        let started = Instant::now();
-        let response = match self.handed_on_pair("read", prior, plan) {
-            Ok((prior, plan)) => {
-                let options = m::ReadOptions {
-                    default_namespace: options.default_namespace,
-                };
-                next.read(prior.as_ref(), plan.as_ref(), &options).await
-            }
-            Err(status) => m::ReadResponse::failed(status),
-        };
-        self.ctx.host_time += started.elapsed();
+        let handed = self.handed_on_pair("read", prior, plan);
+        let response = self
+            .on_next(
+                handed,
+                m::ReadResponse::failed,
+                |next, (prior, plan)| async move {
+                    let options = m::ReadOptions {
+                        default_namespace: options.default_namespace,
+                    };
+                    next.read(prior.as_ref(), plan.as_ref(), &options).await
+                },
+            )
+            .await?;
         Ok(read_response_to_next(response))
     }
 
@@ -111,16 +129,13 @@ impl Host for KrtView<'_> {
         resource: t::Resource,
         options: DeleteOptions,
     ) -> wasmtime::Result<DeleteResponse> {
-        let next = self.next_link()?;
-        let started = Instant::now();
-        let status = match self.handed_on("delete", resource) {
-            Ok(resource) => {
+        let handed = self.handed_on("delete", resource);
+        let status = self
+            .on_next(handed, Some, |next, resource| async move {
                 let options = delete_options_from_next(options);
                 next.delete(&resource, &options).await
-            }
-            Err(status) => Some(status),
-        };
-        self.ctx.host_time += started.elapsed();
+            })
+            .await?;
         Ok(DeleteResponse {
             status: status.map(status_to_wit),
         })
@@ -131,19 +146,20 @@ impl Host for KrtView<'_> {
         resource: t::Resource,
         options: WatchOptions,
     ) -> wasmtime::Result<WatchResponse> {
-        let next = self.next_link()?;
-        let started = Instant::now();
-        let response = match self.handed_on("watch", resource) {
-            Ok(resource) => {
-                let options = m::WatchRequest {
-                    timeout_ms: options.timeout_ms,
-                    default_namespace: options.default_namespace,
-                };
-                next.watch(&resource, &options).await
-            }
-            Err(status) => m::WatchResponse::failed(status),
-        };
-        self.ctx.host_time += started.elapsed();
+        let handed = self.handed_on("watch", resource);
+        let response = self
+            .on_next(
+                handed,
+                m::WatchResponse::failed,
+                |next, resource| async move {
+                    let options = m::WatchRequest {
+                        timeout_ms: options.timeout_ms,
+                        default_namespace: options.default_namespace,
+                    };
+                    next.watch(&resource, &options).await
+                },
+            )
+            .await?;
         Ok(watch_response_to_next(response))
     }
 }

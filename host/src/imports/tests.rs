@@ -15,7 +15,7 @@ use crate::policy::Policy;
 use crate::state::{HostState, LimitHit};
 use krt_guest::model as m;
 use krt_stack::{Event, EventSink};
-use krt_testkit::SimCluster;
+use krt_testkit::{SimCluster, assert_contains};
 use std::sync::{Arc, Mutex};
 use wasmtime::component::Resource;
 
@@ -46,6 +46,14 @@ fn team_a() -> Policy {
     }
 }
 
+/// A simulator with namespace `team-a`, and a runtime's state under [`team_a`].
+async fn team_a_runtime() -> (SimCluster, HostState) {
+    let sim = SimCluster::start().await;
+    sim.create_namespace("team-a").await;
+    let state = state(&sim, Role::Runtime, team_a(), Limits::default(), None);
+    (sim, state)
+}
+
 fn configmaps() -> ApiResource {
     ApiResource {
         group: String::new(),
@@ -69,6 +77,34 @@ fn create_options() -> CreateOptions {
     }
 }
 
+/// Reads ConfigMap `namespace/name` through the `kubernetes` import of `s`.
+async fn get_configmap(
+    s: &mut HostState,
+    namespace: &str,
+    name: &str,
+) -> wasmtime::Result<Result<Option<String>, k::ApiError>> {
+    s.krt_view()
+        .get(configmaps(), Some(namespace.into()), name.into())
+        .await
+}
+
+/// The API error an import answered (not a trap), checked to be `code` and
+/// `reason` from `source`.
+#[track_caller]
+fn api_error<T: std::fmt::Debug>(
+    answer: wasmtime::Result<Result<T, k::ApiError>>,
+    code: u16,
+    reason: &str,
+    source: ErrorSource,
+) -> k::ApiError {
+    let err = answer.unwrap().unwrap_err();
+    assert_eq!(
+        (err.code, err.reason.as_str(), err.source),
+        (code, reason, source)
+    );
+    err
+}
+
 /// Requests the simulator answered whose path names `name`.
 fn asked(sim: &SimCluster, name: &str) -> Vec<String> {
     sim.sim()
@@ -84,18 +120,13 @@ async fn a_call_the_policy_refuses_never_reaches_the_cluster() {
     let sim = SimCluster::start().await;
     sim.create_namespace("team-b").await;
     let mut runtime = state(&sim, Role::Runtime, team_a(), Limits::default(), None);
-    let refused = runtime
-        .krt_view()
-        .get(configmaps(), Some("team-b".into()), "theirs".into())
+    let refused = get_configmap(&mut runtime, "team-b", "theirs")
         .await
         .expect("no trap")
         .unwrap_err();
     assert_eq!((refused.code, refused.source), (403, ErrorSource::Policy));
-    assert!(
-        refused.message.contains("team-b") && refused.message.contains("--allow-namespace team-b"),
-        "{}",
-        refused.message
-    );
+    assert_contains(&refused.message, "team-b");
+    assert_contains(&refused.message, "--allow-namespace team-b");
     assert_eq!(asked(&sim, "theirs"), Vec::<String>::new());
     // A middleware's refusal names it, and how to grant it.
     let role = Role::Middleware {
@@ -104,20 +135,18 @@ async fn a_call_the_policy_refuses_never_reaches_the_cluster() {
         links: 2,
     };
     let mut middleware = state(&sim, role, Policy::default(), Limits::default(), None);
-    let refused = middleware
-        .krt_view()
-        .get(configmaps(), Some("team-a".into()), "mine".into())
+    let refused = get_configmap(&mut middleware, "team-a", "mine")
         .await
         .expect("no trap")
         .unwrap_err();
     assert!(
         refused
             .message
-            .starts_with("middleware `rules` (link 1 of 2): krt's policy denies")
-            && refused.message.contains("--middleware-policy rules=FILE"),
+            .starts_with("middleware `rules` (link 1 of 2): krt's policy denies"),
         "{}",
         refused.message
     );
+    assert_contains(&refused.message, "--middleware-policy rules=FILE");
     assert_eq!(asked(&sim, "mine"), Vec::<String>::new());
 }
 
@@ -130,28 +159,13 @@ async fn the_request_budget_and_the_host_call_limit_hold() {
         ..team_a()
     };
     let mut s = state(&sim, Role::Runtime, budget, Limits::default(), None);
-    let mut view = s.krt_view();
     for name in ["a", "b"] {
-        let found = view
-            .get(configmaps(), Some("team-a".into()), name.into())
-            .await
-            .unwrap();
+        let found = get_configmap(&mut s, "team-a", name).await.unwrap();
         assert_eq!(found.map_err(|e| e.code), Ok(None));
     }
-    let spent = view
-        .get(configmaps(), Some("team-a".into()), "c".into())
-        .await
-        .unwrap()
-        .unwrap_err();
-    assert_eq!(
-        (spent.code, spent.reason.as_str(), spent.source),
-        (429, "RequestBudgetExceeded", ErrorSource::Limit)
-    );
-    assert!(
-        spent.message.contains("--max-requests N"),
-        "{}",
-        spent.message
-    );
+    let spent = get_configmap(&mut s, "team-a", "c").await;
+    let spent = api_error(spent, 429, "RequestBudgetExceeded", ErrorSource::Limit);
+    assert_contains(&spent.message, "--max-requests N");
     assert_eq!(asked(&sim, "configmaps/c"), Vec::<String>::new());
 
     let limits = Limits {
@@ -159,24 +173,16 @@ async fn the_request_budget_and_the_host_call_limit_hold() {
         ..Limits::default()
     };
     let mut s = state(&sim, Role::Runtime, team_a(), limits, None);
-    let first = s
-        .krt_view()
-        .get(configmaps(), Some("team-a".into()), "a".into())
-        .await;
+    let first = get_configmap(&mut s, "team-a", "a").await;
     assert!(first.is_ok());
-    let trapped = s
-        .krt_view()
-        .get(configmaps(), Some("team-a".into()), "a".into())
-        .await;
+    let trapped = get_configmap(&mut s, "team-a", "a").await;
     assert!(trapped.is_err(), "the second call traps");
     assert_eq!(s.limit_hit(), Some(LimitHit::HostCalls(1)));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_answers_map_to_values_and_api_errors() {
-    let sim = SimCluster::start().await;
-    sim.create_namespace("team-a").await;
-    let mut s = state(&sim, Role::Runtime, team_a(), Limits::default(), None);
+    let (_sim, mut s) = team_a_runtime().await;
     let mut view = s.krt_view();
     let ns = || Some("team-a".to_owned());
     let missing = view.get(configmaps(), ns(), "x".into()).await.unwrap();
@@ -186,16 +192,11 @@ async fn cluster_answers_map_to_values_and_api_errors() {
         .await
         .unwrap()
         .expect("created");
-    assert!(created.contains(r#""uid""#), "{created}");
+    assert_contains(&created, r#""uid""#);
     let again = view
         .create(configmaps(), ns(), configmap("x"), create_options())
-        .await
-        .unwrap()
-        .unwrap_err();
-    assert_eq!(
-        (again.code, again.reason.as_str(), again.source),
-        (409, "AlreadyExists", ErrorSource::Api)
-    );
+        .await;
+    api_error(again, 409, "AlreadyExists", ErrorSource::Api);
     let invalid = view
         .create(
             configmaps(),
@@ -233,9 +234,7 @@ async fn cluster_answers_map_to_values_and_api_errors() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watch_is_a_resource_of_the_store_that_delivers_events() {
-    let sim = SimCluster::start().await;
-    sim.create_namespace("team-a").await;
-    let mut s = state(&sim, Role::Runtime, team_a(), Limits::default(), None);
+    let (_sim, mut s) = team_a_runtime().await;
     let mut view = s.krt_view();
     // Only ours: the namespace's kube-root-ca.crt comes at a time of its own.
     let options = k::WatchOptions {
@@ -267,7 +266,7 @@ async fn a_watch_is_a_resource_of_the_store_that_delivers_events() {
         .expect("no error")
         .expect("an event");
     assert_eq!(event.type_, k::EventType::Added);
-    assert!(event.object.contains(r#""name":"w""#), "{}", event.object);
+    assert_contains(&event.object, r#""name":"w""#);
     // Nothing more: the wait ends empty, within the time asked.
     let quiet = view.next(Resource::new_borrow(rep), 200).await.unwrap();
     assert!(matches!(quiet, Ok(None)), "{quiet:?}");

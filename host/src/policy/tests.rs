@@ -27,7 +27,15 @@ fn req<'a>(
     }
 }
 
-use krt_testkit::resource;
+use krt_testkit::{assert_contains, resource};
+
+/// Asserts that `p` denies `request` by `rule`, with a message that holds `hint`.
+#[track_caller]
+fn assert_denied(p: &Policy, request: &Request<'_>, rule: &str, hint: &str) {
+    let denial = p.check(request).unwrap_err();
+    assert_eq!(denial.rule, rule);
+    assert_contains(&denial.to_string(), hint);
+}
 
 fn quickstart() -> Policy {
     Policy::for_resources(
@@ -60,25 +68,19 @@ fn default_policy_is_the_specs_namespaces_and_kinds() {
     );
     assert!(p.check(&req(Verb::Create, &ns, None, "qs")).is_ok());
 
-    let denial = p
-        .check(&req(Verb::Create, &cm, Some("team-b"), "x"))
-        .unwrap_err();
-    assert_eq!(denial.rule, "namespaces");
-    assert!(
-        denial
-            .to_string()
-            .contains("add `--allow-namespace team-b`"),
-        "{denial}"
+    assert_denied(
+        &p,
+        &req(Verb::Create, &cm, Some("team-b"), "x"),
+        "namespaces",
+        "add `--allow-namespace team-b`",
     );
 
     let secret = ar("", "Secret", true);
-    let denial = p
-        .check(&req(Verb::Get, &secret, Some("qs"), "token"))
-        .unwrap_err();
-    assert_eq!(denial.rule, "kinds");
-    assert!(
-        denial.to_string().contains("`--allow-kind Secret`"),
-        "{denial}"
+    assert_denied(
+        &p,
+        &req(Verb::Get, &secret, Some("qs"), "token"),
+        "kinds",
+        "`--allow-kind Secret`",
     );
 
     // A Namespace object is checked against the namespace it names.
@@ -102,13 +104,11 @@ fn cluster_scoped_kinds_need_the_flag() {
         ..p
     };
     let role = ar("rbac.authorization.k8s.io", "ClusterRole", false);
-    let denial = p
-        .check(&req(Verb::Create, &role, None, "admin"))
-        .unwrap_err();
-    assert_eq!(denial.rule, "clusterScoped");
-    assert!(
-        denial.to_string().contains("--allow-cluster-scoped"),
-        "{denial}"
+    assert_denied(
+        &p,
+        &req(Verb::Create, &role, None, "admin"),
+        "clusterScoped",
+        "--allow-cluster-scoped",
     );
 }
 
@@ -136,13 +136,11 @@ fn verbs_field_managers_and_all_namespaces() {
     };
     let cm = ar("", "ConfigMap", true);
     assert!(p.check(&req(Verb::Get, &cm, Some("team-a"), "x")).is_ok());
-    let denial = p
-        .check(&req(Verb::Delete, &cm, Some("team-a"), "x"))
-        .unwrap_err();
-    assert_eq!(denial.rule, "verbs");
-    assert!(
-        denial.to_string().contains("--allow-verb delete"),
-        "{denial}"
+    assert_denied(
+        &p,
+        &req(Verb::Delete, &cm, Some("team-a"), "x"),
+        "verbs",
+        "--allow-verb delete",
     );
 
     p.verbs.insert(Verb::Patch);
@@ -156,10 +154,9 @@ fn verbs_field_managers_and_all_namespaces() {
         name: None,
         ..req(Verb::List, &cm, None, "")
     };
-    let denial = p.check(&list).unwrap_err();
-    assert!(
-        denial.to_string().contains("--allow-namespace '*'"),
-        "{denial}"
+    assert_contains(
+        &p.check(&list).unwrap_err().to_string(),
+        "--allow-namespace '*'",
     );
 }
 

@@ -212,37 +212,14 @@ impl Chain {
         }
     }
 
-    /// Calls `runtime.<export>` of a fresh instance of link `at` through
-    /// `call`, within the apply `observed` stands for, if any.
-    pub(crate) async fn call<T>(
+    /// Calls `<interface>.<export>` of a fresh instance of link `at` through
+    /// `call`, within the apply `observed` stands for, if any. An interface
+    /// `I` the link lacks (only `runtime` is required; see
+    /// [`Chain::logic_link`]) fails the call.
+    pub(crate) async fn call<I: Export, T>(
         self: &Arc<Self>,
         at: usize,
         observed: Option<Arc<Observed>>,
-        export: &str,
-        size: impl FnOnce(&T) -> usize,
-        call: impl for<'a> FnOnce(
-            &'a rt::Guest,
-            &'a mut Store<HostState>,
-        ) -> BoxFuture<'a, wasmtime::Result<T>>
-        + Send
-        + 'static,
-    ) -> Result<T, Status> {
-        let export = format!("runtime.{export}");
-        self.run(at, observed, &export, size, move |loaded, store| {
-            Box::pin(async move {
-                let instance = loaded.pre.instantiate_async(&mut *store).await?;
-                let guest = loaded.runtime.load(&mut *store, &instance)?;
-                call(&guest, store).await
-            })
-        })
-        .await
-    }
-
-    /// Calls `<interface>.<export>` of a fresh instance of link `at`, for an
-    /// interface `I` the link may lack (see [`Chain::logic_link`]) through `call`.
-    pub(crate) async fn call_optional<I: OptionalExport, T>(
-        self: &Arc<Self>,
-        at: usize,
         export: &str,
         size: impl FnOnce(&T) -> usize,
         call: impl for<'a> FnOnce(
@@ -253,7 +230,7 @@ impl Chain {
         + 'static,
     ) -> Result<T, Status> {
         let export = format!("{}.{export}", I::INTERFACE);
-        self.run(at, None, &export, size, move |loaded, store| {
+        self.run(at, observed, &export, size, move |loaded, store| {
             Box::pin(async move {
                 let indices = I::of(loaded).ok_or_else(|| {
                     wasmtime::Error::msg(format!("the component exports no `{}`", I::INTERFACE))
@@ -267,9 +244,9 @@ impl Chain {
     }
 }
 
-/// An interface a link may export besides `runtime`: where it is in a
+/// An interface a link exports (`runtime`, and maybe others): where it is in a
 /// loaded component, and its functions in an instance.
-pub(crate) trait OptionalExport: Sized + Send + Sync + 'static {
+pub(crate) trait Export: Sized + Send + Sync + 'static {
     /// Its functions in one instance.
     type Guest: Send + Sync;
     /// Its name in messages, for example `logic`.
@@ -284,32 +261,27 @@ pub(crate) trait OptionalExport: Sized + Send + Sync + 'static {
     ) -> wasmtime::Result<Self::Guest>;
 }
 
-impl OptionalExport for l::GuestIndices {
-    type Guest = l::Guest;
-    const INTERFACE: &'static str = "logic";
-    fn of(loaded: &Loaded) -> Option<&Self> {
-        loaded.logic.as_ref()
-    }
-    fn load(
-        &self,
-        store: &mut Store<HostState>,
-        instance: &wasmtime::component::Instance,
-    ) -> wasmtime::Result<l::Guest> {
-        l::GuestIndices::load(self, store, instance)
-    }
+/// Implements [`Export`] for the generated `GuestIndices` of interface module
+/// `$module`, named `$name` and found in a [`Loaded`] by `$of`.
+macro_rules! export {
+    ($module:ident, $name:literal, |$loaded:ident| $of:expr) => {
+        impl Export for $module::GuestIndices {
+            type Guest = $module::Guest;
+            const INTERFACE: &'static str = $name;
+            fn of($loaded: &Loaded) -> Option<&Self> {
+                $of
+            }
+            fn load(
+                &self,
+                store: &mut Store<HostState>,
+                instance: &wasmtime::component::Instance,
+            ) -> wasmtime::Result<$module::Guest> {
+                $module::GuestIndices::load(self, store, instance)
+            }
+        }
+    };
 }
 
-impl OptionalExport for o::GuestIndices {
-    type Guest = o::Guest;
-    const INTERFACE: &'static str = "observed-apply";
-    fn of(loaded: &Loaded) -> Option<&Self> {
-        loaded.observed.as_ref()
-    }
-    fn load(
-        &self,
-        store: &mut Store<HostState>,
-        instance: &wasmtime::component::Instance,
-    ) -> wasmtime::Result<o::Guest> {
-        o::GuestIndices::load(self, store, instance)
-    }
-}
+export!(rt, "runtime", |loaded| Some(&loaded.runtime));
+export!(l, "logic", |loaded| loaded.logic.as_ref());
+export!(o, "observed-apply", |loaded| loaded.observed.as_ref());

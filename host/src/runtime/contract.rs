@@ -61,7 +61,7 @@ impl Chain {
             let plan_w = plan.map(resource_to_wit);
             let opts = apply_options_to_wit(options);
             let answer = self
-                .call(at, observed, "apply", apply_size, move |g, store| {
+                .call::<rt::GuestIndices, _>(at, observed, "apply", apply_size, move |g, store| {
                     Box::pin(async move {
                         g.call_apply(store, prior_w.as_ref(), plan_w.as_ref(), &opts)
                             .await
@@ -96,7 +96,7 @@ impl Chain {
                 }
         };
         let answer = self
-            .call_optional::<o::GuestIndices, _>(at, "apply-observed", size, move |g, store| {
+            .call::<o::GuestIndices, _>(at, None, "apply-observed", size, move |g, store| {
                 Box::pin(async move {
                     g.call_apply_observed(
                         store,
@@ -137,18 +137,14 @@ impl Chain {
         deleting: bool,
     ) -> ApplyResponse {
         let failed = |status: Status| ApplyResponse::failed(status, deleting);
-        let who = self.settings(at).role.to_string();
-        let resource = match r
-            .resource
-            .map(|r| returned_resource(&who, export, r))
-            .transpose()
-        {
+        let resource = match self.returned(at, export, r.resource) {
             Ok(resource) => resource,
             Err(status) => return failed(status),
         };
         let live = match r.live.map(|l| serde_json::from_str(&l)).transpose() {
             Ok(live) => live,
             Err(e) => {
+                let who = self.settings(at).role.to_string();
                 return failed(invalid_result(
                     &who,
                     export,
@@ -163,6 +159,20 @@ impl Chain {
             status: r.status.map(status_from_wit),
             retries: r.retries,
         }
+    }
+
+    /// The resource link `at` returned from `export`, checked: one that is not
+    /// the plan's is a status naming the link.
+    fn returned(
+        &self,
+        at: usize,
+        export: &str,
+        resource: Option<t::Resource>,
+    ) -> Result<Option<Resource>, Status> {
+        let who = self.settings(at).role.to_string();
+        resource
+            .map(|r| returned_resource(&who, export, r))
+            .transpose()
     }
 
     /// `runtime.read` of link `at`.
@@ -182,28 +192,21 @@ impl Chain {
             let size =
                 |r: &rt::ReadResponse| opt_resource_size(&r.resource) + opt_status_size(&r.status);
             let answer = self
-                .call(at, None, "read", size, move |g, store| {
+                .call::<rt::GuestIndices, _>(at, None, "read", size, move |g, store| {
                     Box::pin(async move {
                         g.call_read(store, prior_w.as_ref(), plan_w.as_ref(), &opts)
                             .await
                     })
                 })
                 .await;
-            let who = self.settings(at).role.to_string();
-            match answer {
-                Ok(r) => match r
-                    .resource
-                    .map(|r| returned_resource(&who, "runtime.read", r))
-                    .transpose()
-                {
-                    Ok(resource) => ReadResponse {
-                        resource,
+            answer
+                .and_then(|r| {
+                    Ok(ReadResponse {
+                        resource: self.returned(at, "runtime.read", r.resource)?,
                         status: r.status.map(status_from_wit),
-                    },
-                    Err(status) => ReadResponse::failed(status),
-                },
-                Err(status) => ReadResponse::failed(status),
-            }
+                    })
+                })
+                .unwrap_or_else(ReadResponse::failed)
         })
     }
 
@@ -219,7 +222,7 @@ impl Chain {
             let opts = delete_request_to_wit(options);
             let size = |r: &rt::DeleteResponse| opt_status_size(&r.status);
             let answer = self
-                .call(at, None, "delete", size, move |g, store| {
+                .call::<rt::GuestIndices, _>(at, None, "delete", size, move |g, store| {
                     Box::pin(async move { g.call_delete(store, &res, &opts).await })
                 })
                 .await;
@@ -250,26 +253,19 @@ impl Chain {
                     + opt_status_size(&r.status)
             };
             let answer = self
-                .call(at, None, "watch", size, move |g, store| {
+                .call::<rt::GuestIndices, _>(at, None, "watch", size, move |g, store| {
                     Box::pin(async move { g.call_watch(store, &res, &opts).await })
                 })
                 .await;
-            let who = self.settings(at).role.to_string();
-            match answer {
-                Ok(r) => match r
-                    .resource
-                    .map(|r| returned_resource(&who, "runtime.watch", r))
-                    .transpose()
-                {
-                    Ok(resource) => WatchResponse {
-                        resource,
+            answer
+                .and_then(|r| {
+                    Ok(WatchResponse {
+                        resource: self.returned(at, "runtime.watch", r.resource)?,
                         health: health_from_wit(r.health),
                         status: r.status.map(status_from_wit),
-                    },
-                    Err(status) => WatchResponse::failed(status),
-                },
-                Err(status) => WatchResponse::failed(status),
-            }
+                    })
+                })
+                .unwrap_or_else(WatchResponse::failed)
         })
     }
 }
@@ -351,7 +347,7 @@ impl Runtime for ComponentRuntime {
         let (b, a) = (before.map(Value::to_string), after.map(Value::to_string));
         let paths = ignore_paths.to_vec();
         let answer = chain
-            .call_optional::<l::GuestIndices, _>(at, "diff", diff_size, move |g, store| {
+            .call::<l::GuestIndices, _>(at, None, "diff", diff_size, move |g, store| {
                 Box::pin(
                     async move { g.call_diff(store, b.as_deref(), a.as_deref(), &paths).await },
                 )
@@ -373,7 +369,7 @@ impl Runtime for ComponentRuntime {
         let (p, l) = (prior.to_string(), live.map(Value::to_string));
         let paths = ignore_paths.to_vec();
         let answer = chain
-            .call_optional::<l::GuestIndices, _>(at, "drift", diff_size, move |g, store| {
+            .call::<l::GuestIndices, _>(at, None, "drift", diff_size, move |g, store| {
                 Box::pin(async move { g.call_drift(store, &p, l.as_deref(), &paths).await })
             })
             .await;
@@ -394,7 +390,7 @@ impl Runtime for ComponentRuntime {
             Err(s) => status_size(s),
         };
         let answer = chain
-            .call_optional::<l::GuestIndices, _>(at, "health", size, move |g, store| {
+            .call::<l::GuestIndices, _>(at, None, "health", size, move |g, store| {
                 Box::pin(async move { g.call_health(store, &text).await })
             })
             .await;

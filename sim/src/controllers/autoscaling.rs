@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::workloads::save;
+use super::workloads::{objects, save};
 use crate::meta;
 use crate::store::{Key, State};
 
@@ -65,13 +65,7 @@ pub fn reconcile(state: &mut State) {
     if !state.changed_since_last_run("autoscaling", READS) {
         return;
     }
-    let autoscalers: Vec<_> = state
-        .list("autoscaling", "horizontalpodautoscalers", None)
-        .into_iter()
-        .filter(|(_, h)| h["metadata"]["deletionTimestamp"].is_null())
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    for (key, hpa) in autoscalers {
+    for (key, hpa) in objects(state, "autoscaling", "horizontalpodautoscalers", |_| true) {
         let Some(target_key) = target_key(state, &hpa, &key.namespace) else {
             continue;
         };
@@ -163,22 +157,12 @@ mod tests {
     fn autoscalers_hold_their_target_within_bounds() {
         let store = Store::new(100);
         let mut s = store.lock();
-        let deploy = Key {
-            group: "apps".into(),
-            resource: "deployments".into(),
-            namespace: "d".into(),
-            name: "web".into(),
-        };
+        let deploy = Key::of("apps", "deployments", "d", "web");
         s.put(
             deploy.clone(),
             json!({"metadata": {"name": "web", "generation": 1}, "spec": {"replicas": 1}}),
         );
-        let hpa = Key {
-            group: "autoscaling".into(),
-            resource: "horizontalpodautoscalers".into(),
-            namespace: "d".into(),
-            name: "web".into(),
-        };
+        let hpa = Key::of("autoscaling", "horizontalpodautoscalers", "d", "web");
         s.put(
             hpa.clone(),
             json!({"metadata": {"name": "web", "generation": 1}, "spec": {

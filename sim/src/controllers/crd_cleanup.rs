@@ -50,12 +50,7 @@ mod tests {
     use serde_json::json;
 
     fn key(group: &str, resource: &str, ns: &str, name: &str) -> Key {
-        Key {
-            group: group.into(),
-            resource: resource.into(),
-            namespace: ns.into(),
-            name: name.into(),
-        }
+        Key::of(group, resource, ns, name)
     }
 
     #[test]

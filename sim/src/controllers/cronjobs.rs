@@ -12,7 +12,7 @@ use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use serde_json::{Value, json};
 
-use super::workloads::save;
+use super::workloads::{objects, save};
 use crate::events::{self, Reporter, Type};
 use crate::meta;
 use crate::store::{Key, State};
@@ -56,13 +56,7 @@ fn job_ref(job: &Value) -> Value {
 
 /// One pass over every CronJob (time-driven, so whatever changed).
 pub fn reconcile(state: &mut State) {
-    let cronjobs: Vec<(Key, Value)> = state
-        .list("batch", "cronjobs", None)
-        .into_iter()
-        .filter(|(_, c)| c["metadata"]["deletionTimestamp"].is_null())
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    for (key, cronjob) in cronjobs {
+    for (key, cronjob) in objects(state, "batch", "cronjobs", |_| true) {
         sync(state, &key, &cronjob);
     }
 }
@@ -137,19 +131,7 @@ fn sync(state: &mut State, key: &Key, cronjob: &Value) {
             .unwrap_or("Allow");
         if policy == "Replace" {
             for (k, job) in active.drain(..) {
-                state.remove(&k);
-                let message = format!(
-                    "Deleted job {}",
-                    job["metadata"]["name"].as_str().unwrap_or_default()
-                );
-                events::record(
-                    state,
-                    CRONJOB,
-                    &regarding,
-                    Type::Normal,
-                    "SuccessfulDelete",
-                    &message,
-                );
+                delete_job(state, &regarding, &k, &job);
             }
         }
         if policy != "Forbid" || active.is_empty() {
@@ -214,13 +196,24 @@ fn new_job(cronjob: &Value, namespace: &str, at: i64) -> (Key, Value) {
     }
     let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata,
         "spec": template["spec"]});
-    let key = Key {
-        group: "batch".into(),
-        resource: "jobs".into(),
-        namespace: namespace.into(),
-        name,
-    };
-    (key, job)
+    (Key::of("batch", "jobs", namespace, name), job)
+}
+
+/// Deletes the Job `job` stored at `key` and records it on the CronJob `regarding`.
+fn delete_job(state: &mut State, regarding: &Value, key: &Key, job: &Value) {
+    state.remove(key);
+    let message = format!(
+        "Deleted job {}",
+        job["metadata"]["name"].as_str().unwrap_or_default()
+    );
+    events::record(
+        state,
+        CRONJOB,
+        regarding,
+        Type::Normal,
+        "SuccessfulDelete",
+        &message,
+    );
 }
 
 /// Deletes the oldest finished Jobs past `successfulJobsHistoryLimit` (3) and
@@ -236,19 +229,7 @@ fn prune(state: &mut State, cronjob: &Value, regarding: &Value, jobs: &[(Key, Va
             .filter(|(_, j)| finished(j) == Some(condition))
             .collect();
         for (k, job) in done.iter().take(done.len().saturating_sub(limit)) {
-            state.remove(k);
-            let message = format!(
-                "Deleted job {}",
-                job["metadata"]["name"].as_str().unwrap_or_default()
-            );
-            events::record(
-                state,
-                CRONJOB,
-                regarding,
-                Type::Normal,
-                "SuccessfulDelete",
-                &message,
-            );
+            delete_job(state, regarding, k, job);
         }
     }
 }
@@ -259,12 +240,7 @@ mod tests {
     use crate::store::Store;
 
     fn key(resource: &str, name: &str) -> Key {
-        Key {
-            group: "batch".into(),
-            resource: resource.into(),
-            namespace: "d".into(),
-            name: name.into(),
-        }
+        Key::of("batch", resource, "d", name)
     }
 
     fn reasons(state: &State) -> Vec<(String, String)> {

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::workloads::save;
+use super::workloads::{objects, save};
 use crate::meta;
 use crate::store::State;
 
@@ -67,13 +67,7 @@ pub fn reconcile(state: &mut State) {
     if !state.changed_since_last_run("disruption", READS) {
         return;
     }
-    let budgets: Vec<_> = state
-        .list("policy", "poddisruptionbudgets", None)
-        .into_iter()
-        .filter(|(_, b)| b["metadata"]["deletionTimestamp"].is_null())
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    for (key, pdb) in budgets {
+    for (key, pdb) in objects(state, "policy", "poddisruptionbudgets", |_| true) {
         let pods: Vec<Value> = state
             .list("", "pods", Some(&key.namespace))
             .into_iter()
@@ -122,12 +116,7 @@ mod tests {
     use crate::store::{Key, Store};
 
     fn key(group: &str, resource: &str, name: &str) -> Key {
-        Key {
-            group: group.into(),
-            resource: resource.into(),
-            namespace: "d".into(),
-            name: name.into(),
-        }
+        Key::of(group, resource, "d", name)
     }
 
     #[test]

@@ -112,12 +112,7 @@ mod tests {
     use crate::store::Store;
 
     fn key(resource: &str, ns: &str, name: &str) -> Key {
-        Key {
-            group: String::new(),
-            resource: resource.into(),
-            namespace: ns.into(),
-            name: name.into(),
-        }
+        Key::of("", resource, ns, name)
     }
 
     #[test]

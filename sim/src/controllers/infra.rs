@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::workloads::save;
+use super::workloads::{objects, save};
 use crate::meta;
 use crate::store::{Key, State};
 
@@ -25,13 +25,7 @@ fn each(
     if !state.changed_since_last_run(name, &[(group, resource)]) {
         return;
     }
-    let items: Vec<_> = state
-        .list(group, resource, None)
-        .into_iter()
-        .filter(|(_, o)| o["metadata"]["deletionTimestamp"].is_null())
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    for (k, object) in items {
+    for (k, object) in objects(state, group, resource, |_| true) {
         if let Some(next) = step(&object) {
             save(state, &k, next);
         }
@@ -164,12 +158,7 @@ fn endpoint_slices(state: &mut State) {
             }
             None => {
                 let slice_name = format!("{name}-{}", meta::name_suffix());
-                let key = Key {
-                    group: "discovery.k8s.io".into(),
-                    resource: "endpointslices".into(),
-                    namespace: namespace.to_string(),
-                    name: slice_name.clone(),
-                };
+                let key = Key::of("discovery.k8s.io", "endpointslices", namespace, &slice_name);
                 let slice = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
                     "metadata": {"name": slice_name, "namespace": namespace, "uid": meta::uid(),
                         "creationTimestamp": meta::now(), "generateName": format!("{name}-"),
@@ -190,12 +179,7 @@ mod tests {
     use crate::store::Store;
 
     fn key(group: &str, resource: &str, name: &str) -> Key {
-        Key {
-            group: group.into(),
-            resource: resource.into(),
-            namespace: "d".into(),
-            name: name.into(),
-        }
+        Key::of(group, resource, "d", name)
     }
 
     #[test]

@@ -24,12 +24,7 @@ const READS: &[(&str, &str)] = &[
 ];
 
 fn key(resource: &str, namespace: &str, name: &str) -> Key {
-    Key {
-        group: String::new(),
-        resource: resource.into(),
-        namespace: namespace.into(),
-        name: name.into(),
-    }
+    Key::of("", resource, namespace, name)
 }
 
 /// The names of the namespaces that are not terminating.

@@ -20,28 +20,24 @@ const READS: &[(&str, &str)] = &[
 ];
 
 fn pv_key(name: &str) -> Key {
-    Key {
-        group: String::new(),
-        resource: "persistentvolumes".into(),
-        namespace: String::new(),
-        name: name.to_string(),
-    }
+    Key::of("", "persistentvolumes", "", name)
+}
+
+/// Every core `resource` object (terminating ones too), copied out of `state`.
+fn all(state: &State, resource: &str) -> Vec<(Key, Value)> {
+    state
+        .list("", resource, None)
+        .into_iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 fn claims(state: &State) -> Vec<(Key, Value)> {
-    state
-        .list("", "persistentvolumeclaims", None)
-        .into_iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+    all(state, "persistentvolumeclaims")
 }
 
 fn volumes(state: &State) -> Vec<(Key, Value)> {
-    state
-        .list("", "persistentvolumes", None)
-        .into_iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+    all(state, "persistentvolumes")
 }
 
 fn str_of<'a>(v: &'a Value, pointer: &str) -> &'a str {
@@ -305,12 +301,7 @@ mod tests {
             spec["storageClassName"] = json!(c);
         }
         (
-            Key {
-                group: String::new(),
-                resource: "persistentvolumeclaims".into(),
-                namespace: "d".into(),
-                name: name.into(),
-            },
+            Key::of("", "persistentvolumeclaims", "d", name),
             json!({"metadata": {"name": name, "namespace": "d", "uid": format!("u-{name}"),
                 "finalizers": [PVC_PROTECTION]}, "spec": spec, "status": {"phase": "Pending"}}),
         )
@@ -318,12 +309,7 @@ mod tests {
 
     fn class(state: &mut State, mode: &str) {
         state.put(
-            Key {
-                group: "storage.k8s.io".into(),
-                resource: "storageclasses".into(),
-                namespace: String::new(),
-                name: "standard".into(),
-            },
+            Key::of("storage.k8s.io", "storageclasses", "", "standard"),
             json!({"metadata": {"name": "standard"}, "provisioner": "rancher.io/local-path",
                 "reclaimPolicy": "Delete", "volumeBindingMode": mode}),
         );

@@ -21,18 +21,9 @@ use crate::{defaults, meta};
 /// The failure-injection annotation.
 pub const FAIL_ANNOTATION: &str = "sim.krt.dev/fail";
 
-fn key(group: &str, resource: &str, namespace: &str, name: &str) -> Key {
-    Key {
-        group: group.into(),
-        resource: resource.into(),
-        namespace: namespace.into(),
-        name: name.into(),
-    }
-}
-
 /// The objects of `group`/`resource` that are not terminating and pass `keep`, copied so the
 /// pass can write while it goes through them.
-fn objects(
+pub(super) fn objects(
     state: &State,
     group: &str,
     resource: &str,
@@ -205,7 +196,7 @@ fn scale_pods(
             .find(|n| !pods.iter().any(|k| k.name == *n))
             .expect("a free name");
         let pod = pod_from_template(&owner["spec"]["template"], &ns, &name, owner, extra_labels);
-        state.put(key("", "pods", &ns, &name), pod);
+        state.put(Key::of("", "pods", &ns, &name), pod);
         report_pod(state, owner, &name, true);
     } else if pods.len() > count
         && let Some(extra) = pods.last()
@@ -345,7 +336,7 @@ fn deployment(state: &mut State, k: &Key, d: &Value) {
         scale_replica_set(state, d, old, 0);
     }
     let rs = state
-        .get(&key("apps", "replicasets", ns, &rs_name))
+        .get(&Key::of("apps", "replicasets", ns, &rs_name))
         .cloned()
         .unwrap_or_default();
     let updated = rs["status"]["replicas"].as_u64().unwrap_or(0);
@@ -410,7 +401,7 @@ fn scale_replica_set(state: &mut State, d: &Value, mut rs: Value, to: u64) {
         .as_str()
         .unwrap_or_default()
         .to_string();
-    let rs_key = key("apps", "replicasets", &namespace, &name);
+    let rs_key = Key::of("apps", "replicasets", &namespace, &name);
     let from = state
         .get(&rs_key)
         .and_then(|stored| stored["spec"]["replicas"].as_u64())
@@ -481,7 +472,7 @@ fn job(state: &mut State, k: &Key, job: &Value) {
             job,
             &labels,
         );
-        state.put(key("", "pods", &k.namespace, &pod_name), pod);
+        state.put(Key::of("", "pods", &k.namespace, &pod_name), pod);
         report_pod(state, job, &pod_name, true);
     }
     let start = job["status"]["startTime"]
@@ -727,7 +718,7 @@ mod tests {
     fn deployments_roll_out_to_available() {
         let store = Store::new(1000);
         let mut s = store.lock();
-        let k = key("apps", "deployments", "d", "web");
+        let k = Key::of("apps", "deployments", "d", "web");
         s.put(k.clone(), deployment(None));
         settle(&mut s);
         let d = s.get(&k).unwrap();
@@ -744,17 +735,19 @@ mod tests {
     fn failure_annotations_stall_rollouts_and_crash_pods() {
         let store = Store::new(1000);
         let mut s = store.lock();
-        let k = key("apps", "deployments", "d", "web");
+        let k = Key::of("apps", "deployments", "d", "web");
         s.put(k.clone(), deployment(Some("progress-deadline")));
         let mut crash = deployment(None);
         crash["metadata"]["name"] = json!("crash");
         crash["metadata"]["uid"] = json!("u2");
         crash["spec"]["template"]["metadata"]["annotations"] =
             json!({FAIL_ANNOTATION: "crash-loop"});
-        s.put(key("apps", "deployments", "d", "crash"), crash);
+        s.put(Key::of("apps", "deployments", "d", "crash"), crash);
         settle(&mut s);
         // The progress-deadline Deployment still completes: the failure shows only while incomplete.
-        let crash = s.get(&key("apps", "deployments", "d", "crash")).unwrap();
+        let crash = s
+            .get(&Key::of("apps", "deployments", "d", "crash"))
+            .unwrap();
         assert_eq!(crash["status"]["readyReplicas"], 0);
         let pods = s.list("", "pods", Some("d"));
         assert!(pods.iter().any(
@@ -767,7 +760,7 @@ mod tests {
     fn statefulsets_get_ordinal_pods_and_a_settled_revision() {
         let store = Store::new(1000);
         let mut s = store.lock();
-        let k = key("apps", "statefulsets", "d", "db");
+        let k = Key::of("apps", "statefulsets", "d", "db");
         s.put(
             k.clone(),
             json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
@@ -819,7 +812,7 @@ mod tests {
     fn daemonsets_schedule_one_pod_on_the_single_node() {
         let store = Store::new(1000);
         let mut s = store.lock();
-        let k = key("apps", "daemonsets", "d", "agent");
+        let k = Key::of("apps", "daemonsets", "d", "agent");
         s.put(
             k.clone(),
             json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
@@ -854,18 +847,18 @@ mod tests {
             "metadata": {"name": name, "namespace": "d", "uid": uid},
             "spec": {"template": {"spec": {"containers": [{"name": "a", "image": "x"}]}}}})
         };
-        s.put(key("batch", "jobs", "d", "ok"), job("ok", "j1"));
+        s.put(Key::of("batch", "jobs", "d", "ok"), job("ok", "j1"));
         let mut bad = job("bad", "j2");
         bad["metadata"]["annotations"] = json!({FAIL_ANNOTATION: "job"});
         bad["spec"]["template"]["metadata"] = json!({"annotations": {FAIL_ANNOTATION: "job"}});
-        s.put(key("batch", "jobs", "d", "bad"), bad);
+        s.put(Key::of("batch", "jobs", "d", "bad"), bad);
         settle(&mut s);
         assert_eq!(
-            s.get(&key("batch", "jobs", "d", "ok")).unwrap()["status"]["conditions"][1]["type"],
+            s.get(&Key::of("batch", "jobs", "d", "ok")).unwrap()["status"]["conditions"][1]["type"],
             "Complete"
         );
         assert_eq!(
-            s.get(&key("batch", "jobs", "d", "bad")).unwrap()["status"]["conditions"][1]["type"],
+            s.get(&Key::of("batch", "jobs", "d", "bad")).unwrap()["status"]["conditions"][1]["type"],
             "Failed"
         );
         let events = recorded(&s);

@@ -19,12 +19,12 @@ pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io"
 
 /// The key of the CRD serving `rt`.
 pub fn crd_key(rt: &ResourceType) -> Key {
-    Key {
-        group: "apiextensions.k8s.io".into(),
-        resource: "customresourcedefinitions".into(),
-        namespace: String::new(),
-        name: format!("{}.{}", rt.plural, rt.group),
-    }
+    Key::of(
+        "apiextensions.k8s.io",
+        "customresourcedefinitions",
+        "",
+        format!("{}.{}", rt.plural, rt.group),
+    )
 }
 
 /// The `openAPIV3Schema` of `rt`'s version in its CRD.

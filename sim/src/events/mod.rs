@@ -155,12 +155,7 @@ pub fn record(
     let base = regarding["name"].as_str().unwrap_or_default();
     let mut nanos = unix_nanos();
     let key = loop {
-        let key = Key {
-            group: String::new(),
-            resource: "events".into(),
-            namespace: namespace.clone(),
-            name: format!("{base}.{nanos:x}"),
-        };
+        let key = Key::of("", "events", &namespace, format!("{base}.{nanos:x}"));
         if state.get(&key).is_none() {
             break key;
         }
@@ -182,12 +177,12 @@ pub fn record_scheduled(state: &mut State, pod: &Value) {
         .unwrap_or("default")
         .to_string();
     let name = regarding["name"].as_str().unwrap_or_default().to_string();
-    let key = Key {
-        group: String::new(),
-        resource: "events".into(),
-        namespace: namespace.clone(),
-        name: format!("{name}.{:x}", unix_nanos()),
-    };
+    let key = Key::of(
+        "",
+        "events",
+        &namespace,
+        format!("{name}.{:x}", unix_nanos()),
+    );
     let event = json!({"apiVersion": "v1", "kind": "Event",
         "metadata": {"name": key.name, "namespace": namespace, "uid": meta::uid(),
             "creationTimestamp": meta::now()},
@@ -250,30 +245,16 @@ mod tests {
         let store = Store::new(100);
         let mut s = store.lock();
         let d = reference(&deployment(), None);
-        record(
-            &mut s,
-            DEPLOYMENT,
-            &d,
-            Type::Normal,
-            "ScalingReplicaSet",
-            "m",
-        );
-        record(
-            &mut s,
-            DEPLOYMENT,
-            &d,
-            Type::Normal,
-            "ScalingReplicaSet",
-            "m",
-        );
-        record(
-            &mut s,
-            DEPLOYMENT,
-            &d,
-            Type::Normal,
-            "ScalingReplicaSet",
-            "other",
-        );
+        for message in ["m", "m", "other"] {
+            record(
+                &mut s,
+                DEPLOYMENT,
+                &d,
+                Type::Normal,
+                "ScalingReplicaSet",
+                message,
+            );
+        }
         let events = s.list("", "events", Some("d"));
         assert_eq!(events.len(), 2);
         let counted = events.iter().find(|(_, e)| e["message"] == "m").unwrap().1;

@@ -93,12 +93,7 @@ fn applies(user: &UserInfo, subject: &Subject, namespace: &str) -> bool {
 }
 
 fn rbac_key(resource: &str, namespace: &str, name: &str) -> Key {
-    Key {
-        group: GROUP.into(),
-        resource: resource.into(),
-        namespace: namespace.into(),
-        name: name.into(),
-    }
+    Key::of(GROUP, resource, namespace, name)
 }
 
 /// The rules of the role `role_ref` names (a Role of `namespace`, or a ClusterRole).

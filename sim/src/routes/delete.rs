@@ -3,7 +3,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions;
 use serde_json::{Value, json};
 
-use super::read::filter;
+use super::read::{existing, filter};
 use super::target::Target;
 use super::write::WriteContext;
 use crate::registry::ResourceType;
@@ -45,32 +45,22 @@ fn delete_one(
     dry_run: bool,
 ) -> Result<(Value, bool), ApiError> {
     let subject = target.subject();
-    let live = state
-        .get(key)
-        .cloned()
-        .ok_or_else(|| ApiError::not_found(&subject))?;
+    let live = existing(state, target, key)?;
     if let Some(pre) = &opts.preconditions {
-        let uid = live["metadata"]["uid"].as_str().unwrap_or_default();
-        if let Some(want) = pre.uid.as_deref().filter(|w| *w != uid) {
-            return Err(ApiError::conflict(
-                &subject,
-                format!(
-                    "Precondition failed: UID in precondition: {want}, UID in object meta: {uid}"
-                ),
-                Vec::new(),
-            ));
-        }
-        let rv = live["metadata"]["resourceVersion"]
-            .as_str()
-            .unwrap_or_default();
-        if let Some(want) = pre.resource_version.as_deref().filter(|w| *w != rv) {
-            return Err(ApiError::conflict(
-                &subject,
-                format!(
-                    "Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {rv}"
-                ),
-                Vec::new(),
-            ));
+        for (field, want, meta_field) in [
+            ("UID", &pre.uid, "uid"),
+            ("ResourceVersion", &pre.resource_version, "resourceVersion"),
+        ] {
+            let have = live["metadata"][meta_field].as_str().unwrap_or_default();
+            if let Some(want) = want.as_deref().filter(|w| *w != have) {
+                return Err(ApiError::conflict(
+                    &subject,
+                    format!(
+                        "Precondition failed: {field} in precondition: {want}, {field} in object meta: {have}"
+                    ),
+                    Vec::new(),
+                ));
+            }
         }
     }
     let mut object = live.clone();
@@ -134,11 +124,7 @@ pub fn delete(
             .dry_run
             .as_ref()
             .is_some_and(|d| d.iter().any(|x| x == "All"));
-    let key = Key::new(
-        &target.rt,
-        target.namespace.as_deref().unwrap_or_default(),
-        target.name.as_deref().unwrap_or_default(),
-    );
+    let key = target.key();
     let (object, gone) = delete_one(&mut store.lock(), target, &key, &opts, dry_run)?;
     if gone && !returns_deleted_object(&target.rt) {
         let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",

@@ -7,20 +7,19 @@ use crate::registry::ResourceType;
 use crate::request::Params;
 use crate::selectors::{FieldLabels, Filter};
 use crate::status::ApiError;
-use crate::store::{Key, Store};
+use crate::store::{Key, State, Store};
 
 /// GET one object.
 pub fn get(store: &Store, target: &Target) -> Result<(u16, Value), ApiError> {
-    let key = Key::new(
-        &target.rt,
-        target.namespace.as_deref().unwrap_or_default(),
-        target.name.as_deref().unwrap_or_default(),
-    );
-    let state = store.lock();
-    let object = state
-        .get(&key)
-        .ok_or_else(|| ApiError::not_found(&target.subject()))?;
-    Ok((200, object.clone()))
+    Ok((200, existing(&store.lock(), target, &target.key())?))
+}
+
+/// The stored object at `key`, which `target` names; not found when there is none.
+pub fn existing(state: &State, target: &Target, key: &Key) -> Result<Value, ApiError> {
+    state
+        .get(key)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(&target.subject()))
 }
 
 /// The label and field selectors of a LIST, WATCH or DELETE of a collection of `rt`.

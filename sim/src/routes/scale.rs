@@ -89,15 +89,7 @@ pub fn patch(
             krt_guest::merge::json::apply(&mut scale, &parse_body(body)?);
         }
         "application/json-patch+json" => {
-            let ops: json_patch::Patch = serde_json::from_slice(body)
-                .map_err(|e| ApiError::bad_request(format!("error decoding JSON patch: {e}")))?;
-            json_patch::patch(&mut scale, &ops).map_err(|e| {
-                ApiError::new(
-                    422,
-                    "Invalid",
-                    format!("the JSON patch could not be applied: {e}"),
-                )
-            })?;
+            write::apply_json_patch(&mut scale, body, |scale, ops| json_patch::patch(scale, ops))?;
         }
         other => return Err(ApiError::unsupported_media_type(other)),
     }

@@ -2,6 +2,7 @@
 
 use crate::registry::ResourceType;
 use crate::status::Subject;
+use crate::store::Key;
 
 /// A parsed resource path.
 #[derive(Debug, Clone)]
@@ -24,5 +25,19 @@ impl Target {
             resource: &self.rt.plural,
             name: self.name.as_deref().unwrap_or_default(),
         }
+    }
+
+    /// The store key of the object `name` of this type in the path's namespace.
+    pub fn key_of(&self, name: &str) -> Key {
+        Key::new(
+            &self.rt,
+            self.namespace.as_deref().unwrap_or_default(),
+            name,
+        )
+    }
+
+    /// The store key of the object the path names.
+    pub fn key(&self) -> Key {
+        self.key_of(self.name.as_deref().unwrap_or_default())
     }
 }

@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::read;
 use super::target::Target;
 use crate::auth::UserInfo;
 use crate::decode::{Decoding, Source};
@@ -119,12 +120,7 @@ fn check_namespace(state: &State, target: &Target, name: &str) -> Result<(), Api
     let Some(ns) = target.namespace.as_deref().filter(|_| target.rt.namespaced) else {
         return Ok(());
     };
-    let key = Key {
-        group: String::new(),
-        resource: "namespaces".into(),
-        namespace: String::new(),
-        name: ns.to_string(),
-    };
+    let key = Key::of("", "namespaces", "", ns);
     let subject = Subject {
         group: "",
         resource: "namespaces",
@@ -165,6 +161,64 @@ fn check_object_namespace(target: &Target, object: &mut Value) -> Result<(), Api
     Ok(())
 }
 
+/// The object a write sends: its type checked and decoded as `source`.
+fn typed_body(
+    target: &Target,
+    ctx: &WriteContext,
+    body: &[u8],
+    source: Source,
+) -> Result<Value, ApiError> {
+    let mut object = parse_body(body)?;
+    check_type(&target.rt, &mut object)?;
+    ctx.decoding.decode(&target.rt, &mut object, source)?;
+    Ok(object)
+}
+
+/// The object a create or replace sends: typed as [`typed_body`] and in the path's namespace.
+fn decoded_body(
+    target: &Target,
+    ctx: &WriteContext,
+    body: &[u8],
+    source: Source,
+) -> Result<Value, ApiError> {
+    let mut object = typed_body(target, ctx, body, source)?;
+    check_object_namespace(target, &mut object)?;
+    Ok(object)
+}
+
+/// The object's name is the path's: filled in when missing, 400 when another.
+fn check_object_name(target: &Target, object: &mut Value) -> Result<(), ApiError> {
+    let name = target.name.as_deref().unwrap_or_default();
+    match object["metadata"]["name"].as_str() {
+        None | Some("") => object["metadata"]["name"] = Value::String(name.to_string()),
+        Some(n) if n == name => {}
+        Some(n) => {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({n}) does not match the name on the URL ({name})"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Decodes the JSON patch `body` and applies it to `object` with `apply`, its errors answered
+/// as kube-apiserver answers them.
+pub(super) fn apply_json_patch(
+    object: &mut Value,
+    body: &[u8],
+    apply: impl FnOnce(&mut Value, &json_patch::Patch) -> Result<(), json_patch::PatchError>,
+) -> Result<(), ApiError> {
+    let ops: json_patch::Patch = serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding JSON patch: {e}")))?;
+    apply(object, &ops).map_err(|e| {
+        ApiError::new(
+            422,
+            "Invalid",
+            format!("the JSON patch could not be applied: {e}"),
+        )
+    })
+}
+
 /// POST: create an object.
 pub fn create(
     store: &Store,
@@ -172,11 +226,7 @@ pub fn create(
     ctx: &WriteContext,
     body: &[u8],
 ) -> Result<(u16, Value), ApiError> {
-    let mut object = parse_body(body)?;
-    check_type(&target.rt, &mut object)?;
-    ctx.decoding
-        .decode(&target.rt, &mut object, Source::Create)?;
-    check_object_namespace(target, &mut object)?;
+    let mut object = decoded_body(target, ctx, body, Source::Create)?;
     let mut name = object["metadata"]["name"]
         .as_str()
         .unwrap_or_default()
@@ -192,11 +242,7 @@ pub fn create(
     let mut state = store.lock();
     check_namespace(&state, target, &name)?;
     validation::check_name(&target.rt, &name)?;
-    let key = Key::new(
-        &target.rt,
-        target.namespace.as_deref().unwrap_or_default(),
-        &name,
-    );
+    let key = target.key_of(&name);
     let subject = Subject {
         group: &target.rt.group,
         resource: &target.rt.plural,
@@ -224,41 +270,12 @@ pub fn update(
     ctx: &WriteContext,
     body: &[u8],
 ) -> Result<(u16, Value), ApiError> {
-    let mut object = parse_body(body)?;
-    check_type(&target.rt, &mut object)?;
-    ctx.decoding
-        .decode(&target.rt, &mut object, Source::Update)?;
-    check_object_namespace(target, &mut object)?;
-    let name = target.name.as_deref().unwrap_or_default();
-    match object["metadata"]["name"].as_str() {
-        None | Some("") => object["metadata"]["name"] = Value::String(name.to_string()),
-        Some(n) if n == name => {}
-        Some(n) => {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({n}) does not match the name on the URL ({name})"
-            )));
-        }
-    }
+    let mut object = decoded_body(target, ctx, body, Source::Update)?;
+    check_object_name(target, &mut object)?;
     let mut state = store.lock();
-    let key = Key::new(
-        &target.rt,
-        target.namespace.as_deref().unwrap_or_default(),
-        name,
-    );
-    let live = state
-        .get(&key)
-        .cloned()
-        .ok_or_else(|| ApiError::not_found(&target.subject()))?;
-    let stored = commit(
-        &mut state,
-        target,
-        &key,
-        Some(&live),
-        object,
-        ctx,
-        Ownership::Update,
-    )?;
-    Ok((200, stored))
+    let key = target.key();
+    let live = read::existing(&state, target, &key)?;
+    replace(&mut state, target, &key, &live, object, ctx)
 }
 
 /// PATCH with any of the four patch types.
@@ -270,11 +287,7 @@ pub fn patch(
     body: &[u8],
 ) -> Result<(u16, Value), ApiError> {
     let name = target.name.as_deref().unwrap_or_default();
-    let key = Key::new(
-        &target.rt,
-        target.namespace.as_deref().unwrap_or_default(),
-        name,
-    );
+    let key = target.key_of(name);
     if content_type == "application/apply-patch+yaml" {
         let config = apply_config(target, ctx, body)?;
         let mut state = store.lock();
@@ -282,10 +295,7 @@ pub fn patch(
         return server_side_apply(&mut state, target, &key, live, ctx, &config);
     }
     let mut state = store.lock();
-    let live = state
-        .get(&key)
-        .cloned()
-        .ok_or_else(|| ApiError::not_found(&target.subject()))?;
+    let live = read::existing(&state, target, &key)?;
     let mut object = live.clone();
     match content_type {
         "application/merge-patch+json" => {
@@ -308,33 +318,14 @@ pub fn patch(
                 None => krt_guest::merge::json::apply(&mut object, &patch),
             }
         }
-        "application/json-patch+json" => {
-            let ops: json_patch::Patch = serde_json::from_slice(body)
-                .map_err(|e| ApiError::bad_request(format!("error decoding JSON patch: {e}")))?;
-            json_patch_apply(&mut object, &ops).map_err(|e| {
-                ApiError::new(
-                    422,
-                    "Invalid",
-                    format!("the JSON patch could not be applied: {e}"),
-                )
-            })?;
-        }
+        "application/json-patch+json" => apply_json_patch(&mut object, body, json_patch_apply)?,
         other => return Err(ApiError::unsupported_media_type(other)),
     }
     ctx.decoding
         .decode(&target.rt, &mut object, Source::Patch)?;
     object["metadata"]["name"] = Value::String(name.to_string());
     check_object_namespace(target, &mut object)?;
-    let stored = commit(
-        &mut state,
-        target,
-        &key,
-        Some(&live),
-        object,
-        ctx,
-        Ownership::Update,
-    )?;
-    Ok((200, stored))
+    replace(&mut state, target, &key, &live, object, ctx)
 }
 
 /// The configuration an apply request sends, checked as far as it can be without the live
@@ -355,23 +346,11 @@ fn apply_config(target: &Target, ctx: &WriteContext, body: &[u8]) -> Result<Valu
             )],
         ));
     }
-    let mut config = parse_body(body)?;
-    check_type(&target.rt, &mut config)?;
-    ctx.decoding
-        .decode(&target.rt, &mut config, Source::Apply)?;
+    let mut config = typed_body(target, ctx, body, Source::Apply)?;
     if !config["metadata"]["managedFields"].is_null() {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
     }
-    let name = target.name.as_deref().unwrap_or_default();
-    match config["metadata"]["name"].as_str() {
-        None | Some("") => config["metadata"]["name"] = Value::String(name.to_string()),
-        Some(n) if n == name => {}
-        Some(n) => {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({n}) does not match the name on the URL ({name})"
-            )));
-        }
-    }
+    check_object_name(target, &mut config)?;
     check_object_namespace(target, &mut config)?;
     if target.subresource.is_none()
         && target.rt.status_subresource
@@ -472,6 +451,27 @@ fn same_metadata(a: &Value, b: &Value) -> bool {
 }
 
 /// The commit pipeline shared by every write; returns what was (or, for dry-run, would be) stored.
+/// Commits `object` over the stored `live` as an Update: 200 with what was stored.
+fn replace(
+    state: &mut State,
+    target: &Target,
+    key: &Key,
+    live: &Value,
+    object: Value,
+    ctx: &WriteContext,
+) -> Result<(u16, Value), ApiError> {
+    let stored = commit(
+        state,
+        target,
+        key,
+        Some(live),
+        object,
+        ctx,
+        Ownership::Update,
+    )?;
+    Ok((200, stored))
+}
+
 fn commit(
     state: &mut State,
     target: &Target,

@@ -85,12 +85,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("krt-sim-persist-{}", std::process::id()));
         let path = dir.join("state.json");
         let store = Store::new(10);
-        let key = Key {
-            group: String::new(),
-            resource: "configmaps".into(),
-            namespace: "default".into(),
-            name: "a".into(),
-        };
+        let key = Key::of("", "configmaps", "default", "a");
         store
             .lock()
             .put(key.clone(), json!({"metadata": {"name": "a"}}));

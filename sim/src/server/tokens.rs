@@ -236,10 +236,5 @@ pub fn lookup<'a>(
     namespace: &str,
     name: &str,
 ) -> Option<&'a Value> {
-    state.get(&Key {
-        group: String::new(),
-        resource: resource.to_string(),
-        namespace: namespace.to_string(),
-        name: name.to_string(),
-    })
+    state.get(&Key::of("", resource, namespace, name))
 }

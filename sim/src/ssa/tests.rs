@@ -36,19 +36,27 @@ fn managers(object: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Applies `config` as `manager` to a Deployment with the default writer.
+fn apply(live: &Value, config: &Value, manager: &str, force: bool) -> Result<Value, Vec<Conflict>> {
+    server_side_apply(live, config, &schema(), &writer(manager), force)
+}
+
+/// The Deployment after manager "a" applied two nginx replicas to the skeleton.
+fn applied_by_a() -> Value {
+    apply(&skeleton(), &deploy(2, "nginx"), "a", false).unwrap()
+}
+
+/// The field set of the first managed-fields entry.
+fn first_fields(object: &Value) -> &Value {
+    &object["metadata"]["managedFields"][0]["fieldsV1"]
+}
+
 #[test]
 fn first_apply_records_the_applied_fields() {
-    let out = server_side_apply(
-        &skeleton(),
-        &deploy(2, "nginx"),
-        &schema(),
-        &writer("a"),
-        false,
-    )
-    .unwrap();
+    let out = applied_by_a();
     assert_eq!(out["spec"]["replicas"], 2);
     assert_eq!(
-        out["metadata"]["managedFields"][0]["fieldsV1"],
+        *first_fields(&out),
         json!({"f:spec": {"f:replicas": {}, "f:template": {"f:spec": {"f:containers": {
             "k:{\"name\":\"app\"}": {".": {}, "f:image": {}, "f:name": {}}}}}}})
     );
@@ -57,16 +65,8 @@ fn first_apply_records_the_applied_fields() {
 
 #[test]
 fn reapplying_the_same_config_changes_nothing_but_time() {
-    let once = server_side_apply(
-        &skeleton(),
-        &deploy(2, "nginx"),
-        &schema(),
-        &writer("a"),
-        false,
-    )
-    .unwrap();
-    let twice =
-        server_side_apply(&once, &deploy(2, "nginx"), &schema(), &writer("a"), false).unwrap();
+    let once = applied_by_a();
+    let twice = apply(&once, &deploy(2, "nginx"), "a", false).unwrap();
     assert_eq!(ownership(&once), ownership(&twice));
     let strip = |mut v: Value| {
         v["metadata"]
@@ -80,16 +80,8 @@ fn reapplying_the_same_config_changes_nothing_but_time() {
 
 #[test]
 fn a_changed_field_owned_by_another_manager_conflicts_unless_forced() {
-    let a = server_side_apply(
-        &skeleton(),
-        &deploy(2, "nginx"),
-        &schema(),
-        &writer("a"),
-        false,
-    )
-    .unwrap();
-    let err =
-        server_side_apply(&a, &deploy(3, "nginx"), &schema(), &writer("b"), false).unwrap_err();
+    let a = applied_by_a();
+    let err = apply(&a, &deploy(3, "nginx"), "b", false).unwrap_err();
     assert_eq!(err.len(), 1);
     assert_eq!(
         (err[0].owner.as_str(), err[0].field.as_str()),
@@ -99,9 +91,9 @@ fn a_changed_field_owned_by_another_manager_conflicts_unless_forced() {
         conflict_message(&err),
         "Apply failed with 1 conflict: conflict with \"a\": .spec.replicas"
     );
-    let forced = server_side_apply(&a, &deploy(3, "nginx"), &schema(), &writer("b"), true).unwrap();
+    let forced = apply(&a, &deploy(3, "nginx"), "b", true).unwrap();
     assert_eq!(forced["spec"]["replicas"], 3);
-    let a_fields = &forced["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"];
+    let a_fields = &first_fields(&forced)["f:spec"];
     assert!(
         a_fields.get("f:replicas").is_none(),
         "a lost .spec.replicas: {a_fields}"
@@ -110,26 +102,17 @@ fn a_changed_field_owned_by_another_manager_conflicts_unless_forced() {
 
 #[test]
 fn same_value_is_shared_and_survives_one_manager_dropping_it() {
-    let a = server_side_apply(
-        &skeleton(),
-        &deploy(2, "nginx"),
-        &schema(),
-        &writer("a"),
-        false,
-    )
-    .unwrap();
-    let both = server_side_apply(&a, &deploy(2, "nginx"), &schema(), &writer("b"), false).unwrap();
+    let a = applied_by_a();
+    let both = apply(&a, &deploy(2, "nginx"), "b", false).unwrap();
     assert_eq!(managers(&both).len(), 2);
     let mut without_replicas = deploy(2, "nginx");
     without_replicas["spec"]
         .as_object_mut()
         .unwrap()
         .remove("replicas");
-    let after =
-        server_side_apply(&both, &without_replicas, &schema(), &writer("a"), false).unwrap();
+    let after = apply(&both, &without_replicas, "a", false).unwrap();
     assert_eq!(after["spec"]["replicas"], 2, "b still owns it");
-    let gone =
-        server_side_apply(&after, &without_replicas, &schema(), &writer("b"), false).unwrap();
+    let gone = apply(&after, &without_replicas, "b", false).unwrap();
     assert!(
         gone["spec"].get("replicas").is_none(),
         "nobody owns it any more"
@@ -141,8 +124,8 @@ fn dropped_list_items_are_removed_and_other_items_kept() {
     let mut two = deploy(1, "nginx");
     two["spec"]["template"]["spec"]["containers"] =
         json!([{"name": "app", "image": "nginx"}, {"name": "log", "image": "busybox"}]);
-    let a = server_side_apply(&skeleton(), &two, &schema(), &writer("a"), false).unwrap();
-    let one = server_side_apply(&a, &deploy(1, "nginx"), &schema(), &writer("a"), false).unwrap();
+    let a = apply(&skeleton(), &two, "a", false).unwrap();
+    let one = apply(&a, &deploy(1, "nginx"), "a", false).unwrap();
     assert_eq!(
         one["spec"]["template"]["spec"]["containers"],
         json!([{"name": "app", "image": "nginx"}])
@@ -175,14 +158,7 @@ fn multiple_conflicts_group_by_manager() {
 
 #[test]
 fn updates_take_changed_fields_from_appliers() {
-    let a = server_side_apply(
-        &skeleton(),
-        &deploy(2, "nginx"),
-        &schema(),
-        &writer("a"),
-        false,
-    )
-    .unwrap();
+    let a = applied_by_a();
     let mut scaled = a.clone();
     scaled["spec"]["replicas"] = json!(5);
     record_update(Some(&a), &mut scaled, &schema(), &writer("kubectl-scale"));
@@ -193,8 +169,7 @@ fn updates_take_changed_fields_from_appliers() {
         entries[1].fields_v1.as_ref().unwrap().0,
         json!({"f:spec": {"f:replicas": {}}})
     );
-    let err = server_side_apply(&scaled, &deploy(2, "nginx"), &schema(), &writer("a"), false)
-        .unwrap_err();
+    let err = apply(&scaled, &deploy(2, "nginx"), "a", false).unwrap_err();
     assert_eq!(err[0].owner, "\"kubectl-scale\" using apps/v1");
 }
 
@@ -274,26 +249,33 @@ fn cm_writer(manager: &str) -> Writer<'_> {
     }
 }
 
+/// Applies a ConfigMap holding `data` over `live` with `writer`; `None` starts from a bare one.
+fn cm_apply(
+    live: Option<&Value>,
+    data: Value,
+    writer: &Writer<'_>,
+    force: bool,
+) -> Result<Value, Vec<Conflict>> {
+    let skeleton = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+    let schema = Schema::new("v1", "ConfigMap", false);
+    server_side_apply(
+        live.unwrap_or(&skeleton),
+        &configmap(data),
+        &schema,
+        writer,
+        force,
+    )
+}
+
 #[test]
 fn applied_maps_own_their_keys_and_updated_new_maps_themselves() {
     let schema = Schema::new("v1", "ConfigMap", false);
-    let skeleton = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
-    let applied = server_side_apply(
-        &skeleton,
-        &configmap(json!({"k": "v"})),
-        &schema,
-        &cm_writer("a"),
-        false,
-    )
-    .unwrap();
-    assert_eq!(
-        applied["metadata"]["managedFields"][0]["fieldsV1"],
-        json!({"f:data": {"f:k": {}}})
-    );
+    let applied = cm_apply(None, json!({"k": "v"}), &cm_writer("a"), false).unwrap();
+    assert_eq!(*first_fields(&applied), json!({"f:data": {"f:k": {}}}));
     let mut created = configmap(json!({"k": "v"}));
     record_update(None, &mut created, &schema, &cm_writer("kubectl-create"));
     assert_eq!(
-        created["metadata"]["managedFields"][0]["fieldsV1"],
+        *first_fields(&created),
         json!({"f:data": {".": {}, "f:k": {}}})
     );
 }
@@ -301,35 +283,20 @@ fn applied_maps_own_their_keys_and_updated_new_maps_themselves() {
 #[test]
 fn a_forced_apply_that_takes_every_field_removes_the_loser_and_entries_sort_apply_first() {
     let schema = Schema::new("v1", "ConfigMap", false);
-    let skeleton = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
-    let first = server_side_apply(
-        &skeleton,
-        &configmap(json!({"k": "1"})),
-        &schema,
-        &cm_writer("a"),
-        false,
-    )
-    .unwrap();
-    let taken = server_side_apply(
-        &first,
-        &configmap(json!({"k": "2"})),
-        &schema,
-        &cm_writer("b"),
-        true,
-    )
-    .unwrap();
+    let first = cm_apply(None, json!({"k": "1"}), &cm_writer("a"), false).unwrap();
+    let taken = cm_apply(Some(&first), json!({"k": "2"}), &cm_writer("b"), true).unwrap();
     assert_eq!(managers(&taken), vec![("b".into(), "Apply".into())]);
     let mut updated = taken.clone();
     updated["data"]["other"] = json!("x");
     record_update(Some(&taken), &mut updated, &schema, &cm_writer("editor"));
-    let again = server_side_apply(
-        &updated,
-        &configmap(json!({"k": "2", "more": "y"})),
-        &schema,
-        &Writer {
-            now: 1_800_000_000,
-            ..cm_writer("z")
-        },
+    let later = Writer {
+        now: 1_800_000_000,
+        ..cm_writer("z")
+    };
+    let again = cm_apply(
+        Some(&updated),
+        json!({"k": "2", "more": "y"}),
+        &later,
         false,
     )
     .unwrap();
@@ -355,7 +322,7 @@ fn status_writes_own_only_status_and_main_writes_no_status() {
     };
     record_update(Some(&live), &mut with_status, &schema, &status_writer);
     assert_eq!(
-        with_status["metadata"]["managedFields"][0]["fieldsV1"],
+        *first_fields(&with_status),
         json!({"f:status": {"f:replicas": {}}})
     );
     assert_eq!(
@@ -365,8 +332,5 @@ fn status_writes_own_only_status_and_main_writes_no_status() {
     let mut created = deploy(1, "nginx");
     created["status"] = json!({});
     record_update(None, &mut created, &schema, &writer("kubectl-create"));
-    assert!(
-        created["metadata"]["managedFields"][0]["fieldsV1"]["f:status"].is_null(),
-        "{created}"
-    );
+    assert!(first_fields(&created)["f:status"].is_null(), "{created}");
 }

@@ -170,12 +170,7 @@ mod tests {
     use serde_json::json;
 
     fn key(name: &str) -> Key {
-        Key {
-            group: String::new(),
-            resource: "pods".into(),
-            namespace: "d".into(),
-            name: name.into(),
-        }
+        Key::of("", "pods", "d", name)
     }
 
     #[test]

@@ -18,6 +18,21 @@ pub struct Key {
 }
 
 impl Key {
+    /// Key of the object `name` in `namespace` ("" when cluster-scoped) of `resource` in `group`.
+    pub fn of(
+        group: impl Into<String>,
+        resource: impl Into<String>,
+        namespace: impl Into<String>,
+        name: impl Into<String>,
+    ) -> Self {
+        Self {
+            group: group.into(),
+            resource: resource.into(),
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+
     /// Key of an object of `rt` in `namespace` called `name`.
     pub fn new(rt: &ResourceType, namespace: &str, name: &str) -> Self {
         Self {

@@ -193,22 +193,17 @@ mod tests {
         ] {
             assert_eq!(parse(ok), Ok(()), "{ok}");
         }
-        assert_eq!(
-            parse("every day"),
-            Err("expected exactly 5 fields, found 2: [every day]".into())
-        );
-        assert_eq!(
-            parse("61 * * * *"),
-            Err("end of range (61) above maximum (59): 61".into())
-        );
-        assert_eq!(
-            parse("* * 0 * *"),
-            Err("beginning of range (0) below minimum (1): 0".into())
-        );
-        assert_eq!(
-            parse("@often"),
-            Err("unrecognized descriptor: @often".into())
-        );
+        for (bad, error) in [
+            (
+                "every day",
+                "expected exactly 5 fields, found 2: [every day]",
+            ),
+            ("61 * * * *", "end of range (61) above maximum (59): 61"),
+            ("* * 0 * *", "beginning of range (0) below minimum (1): 0"),
+            ("@often", "unrecognized descriptor: @often"),
+        ] {
+            assert_eq!(parse(bad), Err(error.into()), "{bad}");
+        }
         assert!(
             parse("x * * * *")
                 .unwrap_err()

@@ -114,44 +114,37 @@ fn label_chars(s: &str) -> bool {
         && !s.ends_with('-')
 }
 
-/// The problems of `s` as an RFC 1123 label (`IsDNS1123Label`).
-pub fn dns1123_label(s: &str) -> Vec<String> {
+/// The problems of `s`, at most `max` bytes long, that must match a pattern (`matches` says
+/// whether it does; `message` when it does not).
+fn problems(s: &str, max: usize, matches: bool, message: &str) -> Vec<String> {
     let mut out = Vec::new();
-    if s.len() > 63 {
-        out.push("must be no more than 63 characters".to_string());
+    if s.len() > max {
+        out.push(format!("must be no more than {max} characters"));
     }
-    if !label_chars(s) {
-        out.push(DNS1123_LABEL.to_string());
+    if !matches {
+        out.push(message.to_string());
     }
     out
+}
+
+/// The problems of `s` as an RFC 1123 label (`IsDNS1123Label`).
+pub fn dns1123_label(s: &str) -> Vec<String> {
+    problems(s, 63, label_chars(s), DNS1123_LABEL)
 }
 
 /// The problems of `s` as an RFC 1123 subdomain (`IsDNS1123Subdomain`).
 pub fn dns1123_subdomain(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    if s.len() > 253 {
-        out.push("must be no more than 253 characters".to_string());
-    }
-    if !s.split('.').all(label_chars) {
-        out.push(DNS1123_SUBDOMAIN.to_string());
-    }
-    out
+    problems(s, 253, s.split('.').all(label_chars), DNS1123_SUBDOMAIN)
 }
 
 /// The problems of `s` as an RFC 1035 label (`IsDNS1035Label`).
 pub fn dns1035_label(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    if s.len() > 63 {
-        out.push("must be no more than 63 characters".to_string());
-    }
-    if !label_chars(s) || !s.starts_with(|c: char| c.is_ascii_lowercase()) {
-        out.push(DNS1035_LABEL.to_string());
-    }
-    out
+    let matches = label_chars(s) && s.starts_with(|c: char| c.is_ascii_lowercase());
+    problems(s, 63, matches, DNS1035_LABEL)
 }
 
 /// Whether `s` matches `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`.
-fn qualified_name_part(s: &str) -> bool {
+pub(crate) fn qualified_name_part(s: &str) -> bool {
     !s.is_empty()
         && s.bytes()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
@@ -199,14 +192,12 @@ pub fn qualified_name(s: &str) -> Vec<String> {
 
 /// The problems of `s` as a label value (`IsValidLabelValue`).
 pub fn label_value(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    if s.len() > 63 {
-        out.push("must be no more than 63 characters".to_string());
-    }
-    if !s.is_empty() && !qualified_name_part(s) {
-        out.push("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')".to_string());
-    }
-    out
+    problems(
+        s,
+        63,
+        s.is_empty() || qualified_name_part(s),
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+    )
 }
 
 /// The problems of `s` as a ConfigMap or Secret key (`IsConfigMapKey`).

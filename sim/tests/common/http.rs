@@ -2,8 +2,9 @@
 
 use http_body_util::{BodyExt, Full};
 use hyper::HeaderMap;
-use hyper::body::Bytes;
+use hyper::body::{Bytes, Incoming};
 use hyper::client::conn::http1::SendRequest;
+use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use serde_json::Value;
 
@@ -20,25 +21,34 @@ pub async fn connect(sim: &krt_sim::Sim) -> (SendRequest<Full<Bytes>>, String) {
     (sender, addr)
 }
 
-/// Sends `method path` with `headers` and `body` to `sim`; answers the status code, the
-/// response headers and the body.
-pub async fn send(
+/// Sends `method path` with `headers` and `body` to `sim` on a new connection, as the holder of
+/// `token` (none: only the given headers); answers the response with its body unread (a watch
+/// streams).
+pub async fn request(
     sim: &krt_sim::Sim,
     method: &str,
     path: &str,
+    token: Option<&str>,
     headers: &[(&str, &str)],
     body: Vec<u8>,
-) -> (u16, HeaderMap, Vec<u8>) {
+) -> Response<Incoming> {
     let (mut sender, addr) = connect(sim).await;
-    let mut request = hyper::Request::builder()
+    let mut request = Request::builder()
         .method(method)
         .uri(path)
         .header("host", addr);
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
     let request = request.body(Full::new(Bytes::from(body))).expect("request");
-    let response = sender.send_request(request).await.expect("response");
+    sender.send_request(request).await.expect("response")
+}
+
+/// Reads `response` whole: the status code, the headers and the body.
+pub async fn read(response: Response<Incoming>) -> (u16, HeaderMap, Vec<u8>) {
     let code = response.status().as_u16();
     let headers = response.headers().clone();
     let bytes = response
@@ -59,12 +69,54 @@ pub async fn json(
     token: Option<&str>,
     body: Option<&Value>,
 ) -> (u16, Value) {
-    let bearer = token.map(|t| format!("Bearer {t}"));
-    let mut headers = vec![("content-type", "application/json")];
-    if let Some(bearer) = &bearer {
-        headers.push(("authorization", bearer));
-    }
+    let headers = [("content-type", "application/json")];
     let body = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
-    let (code, _, bytes) = send(sim, method, path, &headers, body).await;
-    (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    let response = request(sim, method, path, token, &headers, body).await;
+    let (code, _, bytes) = read(response).await;
+    (code, parse(&bytes))
+}
+
+/// `bytes` as JSON; `null` when they are not JSON.
+pub fn parse(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes).unwrap_or(Value::Null)
+}
+
+/// A table step's `path` with its `query` object (string values) appended, percent-encoded.
+pub fn step_uri(step: &Value) -> String {
+    let path = step["path"].as_str().expect("path");
+    let Some(query) = step["query"].as_object() else {
+        return path.to_string();
+    };
+    let pairs: Vec<String> = query
+        .iter()
+        .map(|(k, v)| {
+            format!(
+                "{k}={}",
+                encode(v.as_str().expect("query values are strings"))
+            )
+        })
+        .collect();
+    format!("{path}?{}", pairs.join("&"))
+}
+
+/// A table step's `body`: none, a string sent as it is, or JSON.
+pub fn step_body(step: &Value) -> Vec<u8> {
+    match &step["body"] {
+        Value::Null => Vec::new(),
+        Value::String(text) => text.clone().into_bytes(),
+        other => other.to_string().into_bytes(),
+    }
+}
+
+/// Percent-encodes a query value.
+fn encode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }

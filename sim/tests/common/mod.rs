@@ -1,5 +1,5 @@
 //! What the simulator's test crates share: a [`Kubectl`] bound to one simulator, raw HTTP
-//! requests ([`http`]), and polling.
+//! requests ([`http`]), a CRD fixture, and polling.
 
 pub mod http;
 
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// Real `kubectl` with a kubeconfig for one simulator and a directory for its cache and manifests.
 pub struct Kubectl {
@@ -51,26 +51,41 @@ impl Kubectl {
         path
     }
 
-    /// Runs kubectl with `args` and returns what it did.
-    pub fn run(&self, args: &[&str]) -> Output {
-        Command::new("kubectl")
+    /// A kubectl like this one that signs in to `sim` as `user` with `credential`, its
+    /// kubeconfig written to `<user>.kubeconfig` in the directory.
+    pub fn as_user(
+        &self,
+        sim: &krt_sim::Sim,
+        user: &str,
+        credential: &krt_sim::Credential,
+    ) -> Self {
+        let yaml = sim.kubeconfig_yaml_as(user, credential);
+        Self {
+            kubeconfig: self.file(&format!("{user}.kubeconfig"), &yaml),
+            dir: self.dir.clone(),
+        }
+    }
+
+    /// The kubectl command with this kubeconfig and cache, and `args`.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new("kubectl");
+        command
             .arg("--kubeconfig")
             .arg(&self.kubeconfig)
             .arg("--cache-dir")
             .arg(self.dir.join("cache"))
-            .args(args)
-            .output()
-            .expect("kubectl runs")
+            .args(args);
+        command
+    }
+
+    /// Runs kubectl with `args` and returns what it did.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("kubectl runs")
     }
 
     /// Starts kubectl with `args`, its output piped.
     pub fn spawn(&self, args: &[&str]) -> Child {
-        Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(self.dir.join("cache"))
-            .args(args)
+        self.command(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -80,11 +95,7 @@ impl Kubectl {
     /// Runs kubectl with `args`, which must succeed, and returns its standard output.
     pub fn ok(&self, args: &[&str]) -> String {
         let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "kubectl {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out, &format!("kubectl {args:?}"));
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -92,6 +103,25 @@ impl Kubectl {
     pub fn json(&self, args: &[&str]) -> Value {
         serde_json::from_str(&self.ok(args)).expect("kubectl printed JSON")
     }
+}
+
+/// Asserts that the command `what` that gave `out` succeeded, showing its standard error if not.
+pub fn assert_success(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The `name` of each item of the array `items`.
+pub fn names(items: &Value) -> Vec<&str> {
+    items
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|item| item["name"].as_str().expect("a name"))
+        .collect()
 }
 
 /// `p` as a command-line argument.
@@ -106,4 +136,18 @@ pub fn eventually(secs: u64, what: &str, mut check: impl FnMut() -> bool) {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// The collection path of CustomResourceDefinitions.
+pub const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
+/// The CRD of the namespaced kind `Widget` (`widgets.example.com/v1`), whose schema keeps any
+/// field.
+pub fn widget_crd() -> Value {
+    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}})
 }

@@ -78,17 +78,7 @@ impl Guest for Lookup {
         next::apply(prior.as_ref(), Some(&plan), &options)
     }
 
-    fn read(prior: Option<Resource>, plan: Option<Resource>, options: ReadOptions) -> ReadResponse {
-        next::read(prior.as_ref(), plan.as_ref(), &options)
-    }
-
-    fn delete(resource: Resource, options: DeleteOptions) -> DeleteResponse {
-        next::delete(&resource, &options)
-    }
-
-    fn watch(resource: Resource, options: WatchOptions) -> WatchResponse {
-        next::watch(&resource, &options)
-    }
+    krt_test_middleware::pass_through!(read, delete, watch);
 }
 
 export!(Lookup);

@@ -13,25 +13,7 @@ wit_bindgen::generate!({
 struct Passthrough;
 
 impl Guest for Passthrough {
-    fn apply(
-        prior: Option<Resource>,
-        plan: Option<Resource>,
-        options: ApplyOptions,
-    ) -> ApplyResponse {
-        next::apply(prior.as_ref(), plan.as_ref(), &options)
-    }
-
-    fn read(prior: Option<Resource>, plan: Option<Resource>, options: ReadOptions) -> ReadResponse {
-        next::read(prior.as_ref(), plan.as_ref(), &options)
-    }
-
-    fn delete(resource: Resource, options: DeleteOptions) -> DeleteResponse {
-        next::delete(&resource, &options)
-    }
-
-    fn watch(resource: Resource, options: WatchOptions) -> WatchResponse {
-        next::watch(&resource, &options)
-    }
+    krt_test_middleware::pass_through!(apply, read, delete, watch);
 }
 
 export!(Passthrough);

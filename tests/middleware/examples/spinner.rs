@@ -27,16 +27,10 @@ impl Guest for Spinner {
         next::apply(prior.as_ref(), plan.as_ref(), &options)
     }
 
-    fn read(prior: Option<Resource>, plan: Option<Resource>, options: ReadOptions) -> ReadResponse {
-        next::read(prior.as_ref(), plan.as_ref(), &options)
-    }
+    krt_test_middleware::pass_through!(read, watch);
 
     fn delete(_: Resource, _: DeleteOptions) -> DeleteResponse {
         panic!("the spinner middleware refuses to delete anything");
-    }
-
-    fn watch(resource: Resource, options: WatchOptions) -> WatchResponse {
-        next::watch(&resource, &options)
     }
 }
 

@@ -3,19 +3,14 @@
 //! fields, dry runs that fail validation, immutable fields and replacement, and kubectl
 //! interoperation through the last-applied annotation.
 
-use crate::support::{Runtimes, SimCluster, resource};
+use crate::support::{
+    Runtimes, SimCluster, apply_ok, assert_contains, client_side, configmap, resource,
+};
 use krt_guest::normalize::LAST_APPLIED_ANNOTATION as LAST_APPLIED;
 use krt_host::Runtime;
 use krt_host::model::{Action, ApplyMode, ApplyOptions, StatusCode, StatusKind};
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
-
-fn configmap(name: &str, data: Value) -> Value {
-    krt_testkit::configmap(name)
-        .namespace("default")
-        .data(data)
-        .value()
-}
 
 fn deployment(name: &str, app: &str, labels: Value, containers: Value) -> Value {
     krt_testkit::deployment(name)
@@ -25,13 +20,6 @@ fn deployment(name: &str, app: &str, labels: Value, containers: Value) -> Value 
         .set("/spec/template/metadata/labels", json!({"app": app}))
         .containers(containers)
         .value()
-}
-
-fn csa() -> ApplyOptions {
-    ApplyOptions {
-        mode: ApplyMode::ClientSideThreeWay,
-        ..ApplyOptions::default()
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -74,11 +62,8 @@ async fn ssa_conflict_with_another_manager_is_reported_per_field_and_resolved_wi
     for cause in &status.causes {
         assert!(cause.message.contains("team-b"), "{cause:?}");
     }
-    assert!(status.message.contains("team-b"), "{}", status.message);
-    let live = cluster
-        .get("v1", "ConfigMap", "configmaps", Some("default"), "shared")
-        .await
-        .unwrap();
+    assert_contains(&status.message, "team-b");
+    let live = cluster.get_configmap("default", "shared").await.unwrap();
     assert_eq!(live["data"]["a"], "2", "nothing written on conflict");
 
     let forced = rt
@@ -97,15 +82,8 @@ async fn ssa_conflict_with_another_manager_is_reported_per_field_and_resolved_wi
     assert_eq!(warning.kind, StatusKind::Warning, "{warning:?}");
     let fields: Vec<&str> = warning.causes.iter().map(|c| c.field.as_str()).collect();
     assert_eq!(fields, ["data.a", "data.b"], "{warning:?}");
-    assert!(
-        warning.message.contains("overwritten"),
-        "{}",
-        warning.message
-    );
-    let live = cluster
-        .get("v1", "ConfigMap", "configmaps", Some("default"), "shared")
-        .await
-        .unwrap();
+    assert_contains(&warning.message, "overwritten");
+    let live = cluster.get_configmap("default", "shared").await.unwrap();
     assert_eq!(live["data"], json!({"a": "3", "b": "3", "mine": "x"}));
 }
 
@@ -119,7 +97,7 @@ async fn client_side_three_way_keeps_a_foreign_label_and_container_and_removes_o
         json!({"ours": "yes", "team": "a"}),
         json!([{"name": "app", "image": "nginx:1"}, {"name": "ours-sidecar", "image": "busybox"}]),
     ));
-    let created = rt.apply(None, Some(&v1), &csa()).await;
+    let created = rt.apply(None, Some(&v1), &client_side()).await;
     assert_eq!(created.status, None);
     assert_eq!(created.action, Action::Create);
 
@@ -142,19 +120,10 @@ async fn client_side_three_way_keeps_a_foreign_label_and_container_and_removes_o
         json!({"team": "a"}),
         json!([{"name": "app", "image": "nginx:2"}]),
     ));
-    let updated = rt.apply(Some(&v1), Some(&v2), &csa()).await;
+    let updated = rt.apply(Some(&v1), Some(&v2), &client_side()).await;
     assert_eq!(updated.status, None);
     assert_eq!(updated.action, Action::Update);
-    let live = cluster
-        .get(
-            "apps/v1",
-            "Deployment",
-            "deployments",
-            Some("default"),
-            "merge",
-        )
-        .await
-        .unwrap();
+    let live = cluster.get_deployment("default", "merge").await.unwrap();
     let labels = &live["metadata"]["labels"];
     assert_eq!(labels["foreign"], "kept", "{labels}");
     assert_eq!(labels["team"], "a", "{labels}");
@@ -220,18 +189,7 @@ async fn dry_run_that_fails_validation_reports_the_error_and_writes_nothing() {
         );
         assert!(preview.resource.is_none(), "no prediction on failure");
     }
-    assert!(
-        cluster
-            .get(
-                "apps/v1",
-                "Deployment",
-                "deployments",
-                Some("default"),
-                "invalid"
-            )
-            .await
-            .is_none()
-    );
+    assert!(cluster.get_deployment("default", "invalid").await.is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -240,23 +198,9 @@ async fn immutable_selector_change_is_reported_and_replaced_on_request() {
     let rt = cluster.runtime().await;
     let containers = json!([{"name": "c", "image": "nginx"}]);
     let v1 = resource(deployment("sel", "one", json!({}), containers.clone()));
-    assert_eq!(
-        rt.apply(None, Some(&v1), &ApplyOptions::default())
-            .await
-            .status,
-        None
-    );
-    let old_uid = cluster
-        .get(
-            "apps/v1",
-            "Deployment",
-            "deployments",
-            Some("default"),
-            "sel",
-        )
-        .await
-        .unwrap()["metadata"]["uid"]
-        .clone();
+    apply_ok(&rt, &v1).await;
+    let old_uid =
+        cluster.get_deployment("default", "sel").await.unwrap()["metadata"]["uid"].clone();
 
     let v2 = resource(deployment("sel", "two", json!({}), containers));
     for mode in [ApplyMode::ServerSide, ApplyMode::ClientSideThreeWay] {
@@ -283,22 +227,9 @@ async fn immutable_selector_change_is_reported_and_replaced_on_request() {
                 .any(|c| c.field.contains("spec.selector")),
             "{status:?}"
         );
-        assert!(
-            status.message.contains("spec.selector"),
-            "{}",
-            status.message
-        );
+        assert_contains(&status.message, "spec.selector");
     }
-    let live = cluster
-        .get(
-            "apps/v1",
-            "Deployment",
-            "deployments",
-            Some("default"),
-            "sel",
-        )
-        .await
-        .unwrap();
+    let live = cluster.get_deployment("default", "sel").await.unwrap();
     assert_eq!(live["metadata"]["uid"], old_uid, "nothing replaced yet");
 
     let replaced = rt
@@ -313,16 +244,7 @@ async fn immutable_selector_change_is_reported_and_replaced_on_request() {
         .await;
     assert_eq!(replaced.status, None);
     assert_eq!(replaced.action, Action::Replace);
-    let live = cluster
-        .get(
-            "apps/v1",
-            "Deployment",
-            "deployments",
-            Some("default"),
-            "sel",
-        )
-        .await
-        .unwrap();
+    let live = cluster.get_deployment("default", "sel").await.unwrap();
     assert_ne!(live["metadata"]["uid"], old_uid, "a new object");
     assert_eq!(live["spec"]["selector"]["matchLabels"]["app"], "two");
 }
@@ -338,18 +260,9 @@ async fn client_side_apply_interoperates_with_kubectl_through_last_applied() {
         json!({"a": "1", "b": "2"}),
         containers.clone(),
     ));
-    let created = rt.apply(None, Some(&v1), &csa()).await;
+    let created = rt.apply(None, Some(&v1), &client_side()).await;
     assert_eq!(created.status, None);
-    let live = cluster
-        .get(
-            "apps/v1",
-            "Deployment",
-            "deployments",
-            Some("default"),
-            "interop",
-        )
-        .await
-        .unwrap();
+    let live = cluster.get_deployment("default", "interop").await.unwrap();
     let recorded: Value = serde_json::from_str(
         live["metadata"]["annotations"][LAST_APPLIED]
             .as_str()
@@ -371,7 +284,7 @@ async fn client_side_apply_interoperates_with_kubectl_through_last_applied() {
         "defaulted"
     );
     for prior in [Some(&server_object), None] {
-        let again = rt.apply(prior, Some(&v1), &csa()).await;
+        let again = rt.apply(prior, Some(&v1), &client_side()).await;
         assert_eq!(again.status, None);
         assert_eq!(
             again.action,
@@ -382,16 +295,7 @@ async fn client_side_apply_interoperates_with_kubectl_through_last_applied() {
     }
     // The controller keeps writing status (and resourceVersion): compare what a write
     // of ours would change.
-    let after = cluster
-        .get(
-            "apps/v1",
-            "Deployment",
-            "deployments",
-            Some("default"),
-            "interop",
-        )
-        .await
-        .unwrap();
+    let after = cluster.get_deployment("default", "interop").await.unwrap();
     for pointer in [
         "/metadata/generation",
         "/metadata/annotations",
@@ -421,19 +325,10 @@ async fn client_side_apply_interoperates_with_kubectl_through_last_applied() {
         json!({"a": "1"}),
         containers,
     ));
-    let updated = rt.apply(None, Some(&v2), &csa()).await;
+    let updated = rt.apply(None, Some(&v2), &client_side()).await;
     assert_eq!(updated.status, None);
     assert_eq!(updated.action, Action::Update);
-    let live = cluster
-        .get(
-            "apps/v1",
-            "Deployment",
-            "deployments",
-            Some("default"),
-            "interop",
-        )
-        .await
-        .unwrap();
+    let live = cluster.get_deployment("default", "interop").await.unwrap();
     assert_eq!(
         live["metadata"]["labels"],
         json!({"a": "1", "foreign": "f"})

@@ -3,7 +3,7 @@
 //! CA data verified, insecure-skip-tls-verify honoured, bearer tokens, exec
 //! credential plugins, and clear errors when any of them is wrong.
 
-use crate::support::{krt_env, temp_dir};
+use crate::support::{assert_contains, krt_env, show, temp_dir};
 use std::os::unix::fs::PermissionsExt;
 
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: auth-test, namespace: default}\ndata: {k: v}\n";
@@ -58,8 +58,8 @@ async fn tls_with_the_clusters_ca_and_a_token_works() {
         &kubeconfig(&sim, &ca_data(&sim), &format!("    token: {TOKEN}\n")),
     )
     .await;
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    assert!(run.stdout.contains("created"), "{}", run.stdout);
+    assert_eq!(run.code, 0, "{}", show(&run));
+    assert_contains(&run.stdout, "created");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -82,7 +82,7 @@ async fn an_unknown_ca_is_refused_unless_the_kubeconfig_skips_verification() {
         &kubeconfig(&sim, "    insecure-skip-tls-verify: true\n", &user),
     )
     .await;
-    assert_eq!(skipped.code, 0, "{}\n{}", skipped.stdout, skipped.stderr);
+    assert_eq!(skipped.code, 0, "{}", show(&skipped));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -97,9 +97,8 @@ async fn a_wrong_token_is_reported_as_unauthenticated() {
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(
         run.stdout.contains("Unauthorized") || run.stderr.contains("Unauthorized"),
-        "{}\n{}",
-        run.stdout,
-        run.stderr
+        "{}",
+        show(&run)
     );
 }
 
@@ -121,7 +120,7 @@ async fn an_exec_credential_plugin_supplies_the_token() {
         plugin.display()
     );
     let run = apply_with(dir.path(), &kubeconfig(&sim, &ca_data(&sim), &user)).await;
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.code, 0, "{}", show(&run));
     let calls = std::fs::read_to_string(dir.path().join("calls")).expect("the plugin ran");
     assert!(calls.contains("plugin-ran"));
 }

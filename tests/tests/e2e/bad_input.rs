@@ -4,11 +4,11 @@
 //! simulator holds exactly the objects, at the same resourceVersions, as before. Invalid
 //! IDs given to the Rust `Runtime` API are refused without a request that writes.
 
-use crate::support::{Run, Runtimes, SimCluster, cache_dir, krt_bin, temp_dir, workspace};
-use krt_host::Runtime;
-use krt_host::model::{
-    ApplyOptions, DeleteRequest, ReadOptions, Resource, StatusCode, WatchRequest,
+use crate::support::{
+    Run, Runtimes, SimCluster, cache_dir, krt_bin, temp_dir, watch_for, workspace,
 };
+use krt_host::Runtime;
+use krt_host::model::{ApplyOptions, DeleteRequest, ReadOptions, Resource, StatusCode};
 use kube::api::{Api, DynamicObject};
 use kube::discovery::{Discovery, verbs};
 use serde_json::json;
@@ -320,10 +320,7 @@ async fn the_runtime_api_refuses_invalid_ids_and_writes_nothing() {
             .await;
         let read = rt.read(None, Some(resource), &ReadOptions::default()).await;
         let deleted = rt.delete(resource, &DeleteRequest::default()).await;
-        let watch = WatchRequest {
-            timeout_ms: 2_000,
-            ..Default::default()
-        };
+        let watch = watch_for(2_000);
         let watched = rt.watch(resource, &watch).await;
         for (call, status) in [
             ("apply", applied.status),

@@ -1,6 +1,9 @@
 //! The `krt` binary against a simulator.
 
-use crate::support::{SimCluster, krt, krt_in, temp_dir, workspace};
+use crate::support::{SimCluster, assert_contains, krt, krt_in, show, temp_dir, workspace};
+
+/// The summary of applying the quickstart a second time: nothing changes.
+const QUICKSTART_UNCHANGED: &str = "Applied: 0 created, 0 updated, 0 replaced, 0 deleted, 4 unchanged, 0 failed, 0 timed out, 0 skipped";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quickstart_applies_then_reports_unchanged() {
@@ -9,11 +12,7 @@ async fn quickstart_applies_then_reports_unchanged() {
     let file = file.to_str().unwrap();
 
     let first = krt(&cluster.kubeconfig, &["apply", "-f", file], None).await;
-    assert_eq!(
-        first.code, 0,
-        "stdout:\n{}\nstderr:\n{}",
-        first.stdout, first.stderr
-    );
+    assert_eq!(first.code, 0, "{}", show(&first));
     for id in [
         "v1:Namespace:quickstart",
         "v1:ConfigMap:quickstart:web-config",
@@ -44,13 +43,7 @@ async fn quickstart_applies_then_reports_unchanged() {
         first.stdout
     );
     let live = cluster
-        .get(
-            "apps/v1",
-            "Deployment",
-            "deployments",
-            Some("quickstart"),
-            "web",
-        )
+        .get_deployment("quickstart", "web")
         .await
         .expect("deployment exists");
     assert_eq!(live["spec"]["replicas"], 2);
@@ -60,59 +53,26 @@ async fn quickstart_applies_then_reports_unchanged() {
     );
 
     let config_before = cluster
-        .get(
-            "v1",
-            "ConfigMap",
-            "configmaps",
-            Some("quickstart"),
-            "web-config",
-        )
+        .get_configmap("quickstart", "web-config")
         .await
         .expect("configmap exists");
 
     let second = krt(&cluster.kubeconfig, &["apply", "-f", file], None).await;
     assert_eq!(second.code, 0, "stderr:\n{}", second.stderr);
-    assert!(
-        second.stdout.contains("Nothing to change."),
-        "{}",
-        second.stdout
-    );
-    assert!(
-        second
-            .stdout
-            .contains(
-                "Applied: 0 created, 0 updated, 0 replaced, 0 deleted, 4 unchanged, 0 failed, 0 timed out, 0 skipped"
-            ),
-        "{}",
-        second.stdout
-    );
+    assert_contains(&second.stdout, "Nothing to change.");
+    assert_contains(&second.stdout, QUICKSTART_UNCHANGED);
     // Controllers keep writing the Deployment's status, so compare what only a
     // write of ours would change: the ConfigMap's resourceVersion and the
     // Deployment's generation.
     let config_after = cluster
-        .get(
-            "v1",
-            "ConfigMap",
-            "configmaps",
-            Some("quickstart"),
-            "web-config",
-        )
+        .get_configmap("quickstart", "web-config")
         .await
         .unwrap();
     assert_eq!(
         config_after["metadata"]["resourceVersion"], config_before["metadata"]["resourceVersion"],
         "an unchanged apply must not write"
     );
-    let again = cluster
-        .get(
-            "apps/v1",
-            "Deployment",
-            "deployments",
-            Some("quickstart"),
-            "web",
-        )
-        .await
-        .unwrap();
+    let again = cluster.get_deployment("quickstart", "web").await.unwrap();
     assert_eq!(
         again["metadata"]["generation"],
         live["metadata"]["generation"]
@@ -127,17 +87,9 @@ async fn malformed_yaml_fails_clearly_and_writes_nothing() {
         .await;
     let input = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fine}\n---\napiVersion: v1\nkind: [broken\n";
     let run = krt(&cluster.kubeconfig, &["apply", "-f", "-"], Some(input)).await;
-    assert_eq!(
-        run.code, 1,
-        "stdout:\n{}\nstderr:\n{}",
-        run.stdout, run.stderr
-    );
-    assert!(
-        run.stderr.contains("error: '-' is not valid YAML"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("nothing was applied"), "{}", run.stderr);
+    assert_eq!(run.code, 1, "{}", show(&run));
+    assert_contains(&run.stderr, "error: '-' is not valid YAML");
+    assert_contains(&run.stderr, "nothing was applied");
     assert_eq!(
         cluster
             .names("v1", "ConfigMap", "configmaps", Some("default"))
@@ -152,22 +104,9 @@ async fn invalid_documents_are_all_listed_and_nothing_is_written() {
     let input = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok-one}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {}\n---\nkind: Secret\nmetadata: {name: s}\n";
     let run = krt(&cluster.kubeconfig, &["apply", "-f", "-"], Some(input)).await;
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr.contains("document 2: missing metadata.name"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("document 3: missing apiVersion"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        cluster
-            .get("v1", "ConfigMap", "configmaps", Some("default"), "ok-one")
-            .await
-            .is_none()
-    );
+    assert_contains(&run.stderr, "document 2: missing metadata.name");
+    assert_contains(&run.stderr, "document 3: missing apiVersion");
+    assert!(cluster.get_configmap("default", "ok-one").await.is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -176,17 +115,13 @@ async fn read_and_delete_through_the_cli() {
     let input = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cli-cm, namespace: default}\ndata: {k: v}\n";
     let read_missing = krt(&cluster.kubeconfig, &["read", "-f", "-"], Some(input)).await;
     assert_eq!(read_missing.code, 0, "{}", read_missing.stderr);
-    assert!(
-        read_missing.stdout.contains("# not found"),
-        "{}",
-        read_missing.stdout
-    );
+    assert_contains(&read_missing.stdout, "# not found");
 
     let apply = krt(&cluster.kubeconfig, &["apply", "-f", "-"], Some(input)).await;
     assert_eq!(apply.code, 0, "{}", apply.stderr);
     let read = krt(&cluster.kubeconfig, &["read", "-f", "-"], Some(input)).await;
     assert_eq!(read.code, 0, "{}", read.stderr);
-    assert!(read.stdout.contains("k: v"), "{}", read.stdout);
+    assert_contains(&read.stdout, "k: v");
     assert!(
         !read.stdout.contains("managedFields"),
         "read output is normalized:\n{}",
@@ -202,12 +137,7 @@ async fn read_and_delete_through_the_cli() {
         "{}",
         delete.stdout
     );
-    assert!(
-        cluster
-            .get("v1", "ConfigMap", "configmaps", Some("default"), "cli-cm")
-            .await
-            .is_none()
-    );
+    assert!(cluster.get_configmap("default", "cli-cm").await.is_none());
     let again = krt(&cluster.kubeconfig, &["delete", "-f", "-"], Some(input)).await;
     assert_eq!(
         again.code, 0,
@@ -223,34 +153,14 @@ async fn the_embedded_cluster_remembers_earlier_runs() {
     let args = ["--cluster", "sim", "apply", "-f", file.to_str().unwrap()];
 
     let first = krt_in(dir.path(), &args, None).await;
-    assert_eq!(
-        first.code, 0,
-        "stdout:\n{}\nstderr:\n{}",
-        first.stdout, first.stderr
-    );
-    assert!(
-        first.stderr.contains("using the embedded cluster krt-sim"),
-        "{}",
-        first.stderr
-    );
-    assert!(
-        first.stdout.contains("Applied: 4 created"),
-        "{}",
-        first.stdout
-    );
+    assert_eq!(first.code, 0, "{}", show(&first));
+    assert_contains(&first.stderr, "using the embedded cluster krt-sim");
+    assert_contains(&first.stdout, "Applied: 4 created");
     assert!(dir.path().join(".krt/sim-state.json").exists());
 
     let second = krt_in(dir.path(), &args, None).await;
     assert_eq!(second.code, 0, "stderr:\n{}", second.stderr);
-    assert!(
-        second
-            .stdout
-            .contains(
-                "Applied: 0 created, 0 updated, 0 replaced, 0 deleted, 4 unchanged, 0 failed, 0 timed out, 0 skipped"
-            ),
-        "{}",
-        second.stdout
-    );
+    assert_contains(&second.stdout, QUICKSTART_UNCHANGED);
 }
 
 /// An app with RBAC: a ServiceAccount, a Role and a RoleBinding that grants it the Role.
@@ -282,13 +192,12 @@ async fn an_app_with_rbac_previews_and_applies_on_the_embedded_cluster() {
         "rbac.authorization.k8s.io/v1:Role:default:config-reader",
         "rbac.authorization.k8s.io/v1:RoleBinding:default:reader-reads-config",
     ];
-    let preview = krt_in(
-        dir.path(),
-        &["--cluster", "sim", "preview", "-f", "-"],
-        Some(RBAC_APP),
-    )
-    .await;
-    assert_eq!(preview.code, 0, "{}\n{}", preview.stdout, preview.stderr);
+    let sim = |verb: &'static str| {
+        let dir = dir.path().to_owned();
+        async move { krt_in(&dir, &["--cluster", "sim", verb, "-f", "-"], Some(RBAC_APP)).await }
+    };
+    let preview = sim("preview").await;
+    assert_eq!(preview.code, 0, "{}", show(&preview));
     for id in ids {
         assert!(
             preview.stdout.contains(&format!("+ create    {id}")),
@@ -296,44 +205,18 @@ async fn an_app_with_rbac_previews_and_applies_on_the_embedded_cluster() {
             preview.stdout
         );
     }
-    let apply = krt_in(
-        dir.path(),
-        &["--cluster", "sim", "apply", "-f", "-"],
-        Some(RBAC_APP),
-    )
-    .await;
-    assert_eq!(apply.code, 0, "{}\n{}", apply.stdout, apply.stderr);
-    assert!(
-        apply.stdout.contains("Applied: 3 created, 0 updated"),
-        "{}",
-        apply.stdout
-    );
-    let read = krt_in(
-        dir.path(),
-        &["--cluster", "sim", "read", "-f", "-"],
-        Some(RBAC_APP),
-    )
-    .await;
+    let apply = sim("apply").await;
+    assert_eq!(apply.code, 0, "{}", show(&apply));
+    assert_contains(&apply.stdout, "Applied: 3 created, 0 updated");
+    let read = sim("read").await;
     assert_eq!(read.code, 0, "{}", read.stderr);
-    assert!(
-        read.stdout.contains("name: config-reader"),
-        "{}",
-        read.stdout
-    );
+    assert_contains(&read.stdout, "name: config-reader");
     assert!(!read.stdout.contains("# not found"), "{}", read.stdout);
-    let again = krt_in(
-        dir.path(),
-        &["--cluster", "sim", "apply", "-f", "-"],
-        Some(RBAC_APP),
-    )
-    .await;
+    let again = sim("apply").await;
     assert_eq!(again.code, 0, "{}", again.stderr);
-    assert!(
-        again
-            .stdout
-            .contains("0 created, 0 updated, 0 replaced, 0 deleted, 3 unchanged"),
-        "{}",
-        again.stdout
+    assert_contains(
+        &again.stdout,
+        "0 created, 0 updated, 0 replaced, 0 deleted, 3 unchanged",
     );
 }
 
@@ -342,12 +225,8 @@ async fn a_secrets_create_preview_masks_its_values() {
     let cluster = SimCluster::start().await;
     let input = "apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: default}\nstringData: {password: hunter2}\n";
     let run = krt(&cluster.kubeconfig, &["preview", "-f", "-"], Some(input)).await;
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    assert!(
-        run.stdout.contains("+ create    v1:Secret:default:creds"),
-        "{}",
-        run.stdout
-    );
+    assert_eq!(run.code, 0, "{}", show(&run));
+    assert_contains(&run.stdout, "+ create    v1:Secret:default:creds");
     assert!(
         run.stdout.contains("***"),
         "the value is masked:\n{}",

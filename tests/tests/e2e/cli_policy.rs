@@ -2,7 +2,7 @@
 //! spec's namespaces and kinds), `--read-only`, and a policy file. Denied calls
 //! never reach the cluster.
 
-use crate::support::{SimCluster, krt};
+use crate::support::{SimCluster, krt, show};
 
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: guarded, namespace: default}\ndata: {k: v}\n";
 
@@ -15,7 +15,7 @@ async fn read_only_lets_the_preview_run_and_refuses_the_write() {
         Some(CM),
     )
     .await;
-    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.code, 1, "{}", show(&run));
     let output = format!("{}{}", run.stdout, run.stderr);
     assert!(
         output.contains("+ create"),
@@ -26,12 +26,7 @@ async fn read_only_lets_the_preview_run_and_refuses_the_write() {
         output.contains("--read-only"),
         "the fix is named:\n{output}"
     );
-    assert!(
-        cluster
-            .get("v1", "ConfigMap", "configmaps", Some("default"), "guarded")
-            .await
-            .is_none()
-    );
+    assert!(cluster.get_configmap("default", "guarded").await.is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -52,15 +47,10 @@ async fn a_policy_file_outside_the_specs_namespace_is_refused_with_the_flag_to_a
         Some(CM),
     )
     .await;
-    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.code, 1, "{}", show(&run));
     let output = format!("{}{}", run.stdout, run.stderr);
     assert!(output.contains("--allow-namespace default"), "{output}");
-    assert!(
-        cluster
-            .get("v1", "ConfigMap", "configmaps", Some("default"), "guarded")
-            .await
-            .is_none()
-    );
+    assert!(cluster.get_configmap("default", "guarded").await.is_none());
 
     let widened = krt(
         &cluster.kubeconfig,
@@ -77,11 +67,6 @@ async fn a_policy_file_outside_the_specs_namespace_is_refused_with_the_flag_to_a
         Some(CM),
     )
     .await;
-    assert_eq!(widened.code, 0, "{}\n{}", widened.stdout, widened.stderr);
-    assert!(
-        cluster
-            .get("v1", "ConfigMap", "configmaps", Some("default"), "guarded")
-            .await
-            .is_some()
-    );
+    assert_eq!(widened.code, 0, "{}", show(&widened));
+    assert!(cluster.get_configmap("default", "guarded").await.is_some());
 }

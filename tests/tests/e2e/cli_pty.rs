@@ -151,10 +151,5 @@ async fn the_progress_display_ends_with_every_resource_and_its_health() {
             .any(|w| w == b"\x1b[32m" || w == b"\x1b[31m"),
         "no colors with NO_COLOR"
     );
-    assert!(
-        cluster
-            .get("v1", "ConfigMap", "configmaps", Some("default"), "extra")
-            .await
-            .is_none()
-    );
+    assert!(cluster.get_configmap("default", "extra").await.is_none());
 }

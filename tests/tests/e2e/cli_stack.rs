@@ -3,7 +3,8 @@
 //! concurrent runs; the JSON report; drift.
 
 use crate::support::{
-    Run, SimCluster, krt_at, krt_in, krt_spawn, local_state, show, state_ids, temp_dir, workspace,
+    Run, SimCluster, assert_contains, krt_at, krt_in, krt_spawn, local_state, show, state_ids,
+    temp_dir, workspace,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -229,10 +230,7 @@ Plan: 0 to create, 3 to update, 0 to replace, 0 to delete, 5 unchanged.
         "{}",
         show(&apply)
     );
-    let live = cluster
-        .get("apps/v1", "Deployment", "deployments", Some("shop"), "web")
-        .await
-        .unwrap();
+    let live = cluster.get_deployment("shop", "web").await.unwrap();
     assert_eq!(live["spec"]["replicas"], 3);
     let again = krt(dir.path(), &cluster, &["preview", "-f", app], None).await;
     assert!(
@@ -277,12 +275,7 @@ Plan: 0 to create, 3 to update, 0 to replace, 0 to delete, 5 unchanged.
     );
     assert_eq!(*order.last().unwrap(), "v1:Namespace:shop");
     assert!(state_ids(dir.path(), "default").is_empty());
-    assert!(
-        cluster
-            .get("apps/v1", "Deployment", "deployments", Some("shop"), "web")
-            .await
-            .is_none()
-    );
+    assert!(cluster.get_deployment("shop", "web").await.is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -429,12 +422,7 @@ async fn a_failing_deployment_is_reported_and_its_dependents_skipped() {
             .await
             .is_none()
     );
-    assert!(
-        cluster
-            .get("v1", "ConfigMap", "configmaps", Some("fail"), "independent")
-            .await
-            .is_some()
-    );
+    assert!(cluster.get_configmap("fail", "independent").await.is_some());
     // The failed Deployment exists, so it is recorded; the skipped ones are not.
     let ids = state_ids(dir.path(), "default");
     assert!(
@@ -509,11 +497,7 @@ async fn concurrent_runs_are_refused_and_an_interrupted_apply_resumes() {
         "{}",
         show(&second)
     );
-    assert!(
-        second.stderr.contains("run `krt state unlock default`"),
-        "{}",
-        second.stderr
-    );
+    assert_contains(&second.stderr, "run `krt state unlock default`");
 
     // Interrupt the first run: what it did is recorded, the rest is not.
     first.kill().await.unwrap();
@@ -537,11 +521,7 @@ async fn concurrent_runs_are_refused_and_an_interrupted_apply_resumes() {
     )
     .await;
     assert_eq!(resumed.code, 0, "{}", show(&resumed));
-    assert!(
-        resumed.stdout.contains("  = unchanged v1:Namespace:fail\n"),
-        "{}",
-        resumed.stdout
-    );
+    assert_contains(&resumed.stdout, "  = unchanged v1:Namespace:fail\n");
     assert!(
         resumed
             .stdout

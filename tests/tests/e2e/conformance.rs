@@ -2,10 +2,11 @@
 //! sandboxed `ComponentRuntime` and the `NativeRuntime` (same guest logic,
 //! natively), each on its own simulator.
 
-use crate::support::{Runtimes, SimCluster, resource};
+use crate::support::{
+    Runtimes, SimCluster, apply_ok, configmap, read_and_delete_missing, resource, watch_for,
+};
 use krt_host::model::{
     Action, ApplyOptions, DeleteRequest, HealthState, PropagationPolicy, ReadOptions, StatusCode,
-    WatchRequest,
 };
 use krt_host::{KubeCluster, Runtime};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -63,13 +64,6 @@ conformance!(
     dropping_a_call_cancels_it,
 );
 
-fn configmap(name: &str, data: Value) -> Value {
-    krt_testkit::configmap(name)
-        .namespace("default")
-        .data(data)
-        .value()
-}
-
 fn deployment(name: &str, replicas: u32) -> Value {
     krt_testkit::deployment(name)
         .namespace("default")
@@ -92,18 +86,12 @@ async fn create_update_noop(kind: Kind) {
             updated.resource.unwrap().attributes["data"],
             json!({"a": "2"})
         );
-        let before = cluster
-            .get("v1", "ConfigMap", "configmaps", Some("default"), "cfg")
-            .await
-            .unwrap();
+        let before = cluster.get_configmap("default", "cfg").await.unwrap();
         let noop = rt
             .apply(Some(&v2), Some(&v2), &ApplyOptions::default())
             .await;
         assert_eq!((noop.action, noop.status), (Action::Unchanged, None));
-        let after = cluster
-            .get("v1", "ConfigMap", "configmaps", Some("default"), "cfg")
-            .await
-            .unwrap();
+        let after = cluster.get_configmap("default", "cfg").await.unwrap();
         assert_eq!(
             after["metadata"]["resourceVersion"],
             before["metadata"]["resourceVersion"]
@@ -115,17 +103,7 @@ async fn read_missing_and_delete_missing(kind: Kind) {
     let cluster = SimCluster::start().await;
     with_runtime!(kind, cluster, cluster.kube_cluster("default"), |rt| {
         let missing = resource(configmap("ghost", json!({})));
-        let read = rt.read(None, Some(&missing), &ReadOptions::default()).await;
-        assert_eq!(read.status, None);
-        assert!(read.resource.is_none());
-        // Already gone is a success that says nothing was deleted.
-        let gone = rt
-            .delete(&missing, &DeleteRequest::default())
-            .await
-            .unwrap();
-        assert!(!gone.is_error(), "{gone:?}");
-        assert_eq!(gone.code, StatusCode::NotFound);
-        assert_eq!(gone.reason, "AlreadyGone");
+        read_and_delete_missing(&rt, &missing).await;
     })
 }
 
@@ -133,21 +111,8 @@ async fn delete_foreground_removes_dependents(kind: Kind) {
     let cluster = SimCluster::start().await;
     with_runtime!(kind, cluster, cluster.kube_cluster("default"), |rt| {
         let web = resource(deployment("fg", 1));
-        assert_eq!(
-            rt.apply(None, Some(&web), &ApplyOptions::default())
-                .await
-                .status,
-            None
-        );
-        let ready = rt
-            .watch(
-                &web,
-                &WatchRequest {
-                    timeout_ms: 20_000,
-                    ..Default::default()
-                },
-            )
-            .await;
+        apply_ok(&rt, &web).await;
+        let ready = rt.watch(&web, &watch_for(20_000)).await;
         assert_eq!(ready.health.state, HealthState::Current, "{:?}", ready);
         assert!(
             !cluster
@@ -162,16 +127,7 @@ async fn delete_foreground_removes_dependents(kind: Kind) {
         let status = rt.delete(&web, &options).await;
         assert!(status.as_ref().is_none_or(|s| !s.is_error()), "{status:?}");
         wait_until("the deployment and its replicasets are gone", || async {
-            cluster
-                .get(
-                    "apps/v1",
-                    "Deployment",
-                    "deployments",
-                    Some("default"),
-                    "fg",
-                )
-                .await
-                .is_none()
+            cluster.get_deployment("default", "fg").await.is_none()
                 && cluster
                     .names("apps/v1", "ReplicaSet", "replicasets", Some("default"))
                     .await
@@ -204,10 +160,7 @@ async fn ssa_conflict_then_force(kind: Kind) {
                 .any(|c| c.field.contains("data.k") && c.message.contains("other-team")),
             "{status:?}"
         );
-        let live = cluster
-            .get("v1", "ConfigMap", "configmaps", Some("default"), "owned")
-            .await
-            .unwrap();
+        let live = cluster.get_configmap("default", "owned").await.unwrap();
         assert_eq!(live["data"]["k"], "theirs");
         let forced = rt
             .apply(
@@ -220,10 +173,7 @@ async fn ssa_conflict_then_force(kind: Kind) {
             )
             .await;
         assert_eq!(forced.status, None);
-        let live = cluster
-            .get("v1", "ConfigMap", "configmaps", Some("default"), "owned")
-            .await
-            .unwrap();
+        let live = cluster.get_configmap("default", "owned").await.unwrap();
         assert_eq!(live["data"]["k"], "ours");
     })
 }
@@ -232,21 +182,8 @@ async fn watch_deployment_to_ready(kind: Kind) {
     let cluster = SimCluster::start().await;
     with_runtime!(kind, cluster, cluster.kube_cluster("default"), |rt| {
         let web = resource(deployment("web", 3));
-        assert_eq!(
-            rt.apply(None, Some(&web), &ApplyOptions::default())
-                .await
-                .status,
-            None
-        );
-        let done = rt
-            .watch(
-                &web,
-                &WatchRequest {
-                    timeout_ms: 20_000,
-                    ..Default::default()
-                },
-            )
-            .await;
+        apply_ok(&rt, &web).await;
+        let done = rt.watch(&web, &watch_for(20_000)).await;
         assert_eq!(done.status, None, "{done:?}");
         assert_eq!(done.health.state, HealthState::Current);
         let live = done.resource.expect("the watched object");
@@ -273,21 +210,8 @@ async fn crd_then_custom_resource_in_one_run(kind: Kind) {
             early.status.map(|s| s.code),
             Some(StatusCode::KindNotInstalled)
         );
-        assert_eq!(
-            rt.apply(None, Some(&crd), &ApplyOptions::default())
-                .await
-                .status,
-            None
-        );
-        let established = rt
-            .watch(
-                &crd,
-                &WatchRequest {
-                    timeout_ms: 10_000,
-                    ..Default::default()
-                },
-            )
-            .await;
+        apply_ok(&rt, &crd).await;
+        let established = rt.watch(&crd, &watch_for(10_000)).await;
         assert_eq!(
             established.health.state,
             HealthState::Current,
@@ -315,18 +239,8 @@ async fn namespace_from_the_context(kind: Kind) {
             created.resource.unwrap().attributes["metadata"]["namespace"],
             "team-a"
         );
-        assert!(
-            cluster
-                .get("v1", "ConfigMap", "configmaps", Some("team-a"), "ctx")
-                .await
-                .is_some()
-        );
-        assert!(
-            cluster
-                .get("v1", "ConfigMap", "configmaps", Some("default"), "ctx")
-                .await
-                .is_none()
-        );
+        assert!(cluster.get_configmap("team-a", "ctx").await.is_some());
+        assert!(cluster.get_configmap("default", "ctx").await.is_none());
     })
 }
 
@@ -336,12 +250,7 @@ async fn discovery_is_cached_and_refreshed_on_a_miss(kind: Kind) {
     with_runtime!(kind, cluster, kc.clone(), |rt| {
         for i in 0..5 {
             let cm = resource(configmap(&format!("d{i}"), json!({"i": i.to_string()})));
-            assert_eq!(
-                rt.apply(None, Some(&cm), &ApplyOptions::default())
-                    .await
-                    .status,
-                None
-            );
+            apply_ok(&rt, &cm).await;
         }
         assert_eq!(
             kc.discovery_fetches(),
@@ -366,20 +275,8 @@ async fn discovery_is_cached_and_refreshed_on_a_miss(kind: Kind) {
                 "names": {"kind": "Gadget", "plural": "gadgets"},
                 "versions": [{"name": "v1", "served": true, "storage": true}]}}),
         );
-        assert_eq!(
-            rt.apply(None, Some(&crd), &ApplyOptions::default())
-                .await
-                .status,
-            None
-        );
-        rt.watch(
-            &crd,
-            &WatchRequest {
-                timeout_ms: 10_000,
-                ..Default::default()
-            },
-        )
-        .await;
+        apply_ok(&rt, &crd).await;
+        rt.watch(&crd, &watch_for(10_000)).await;
         let created = rt
             .apply(None, Some(&gadget), &ApplyOptions::default())
             .await;
@@ -389,12 +286,7 @@ async fn discovery_is_cached_and_refreshed_on_a_miss(kind: Kind) {
         );
         let fetches = kc.discovery_fetches();
         let again = resource(configmap("d9", json!({})));
-        assert_eq!(
-            rt.apply(None, Some(&again), &ApplyOptions::default())
-                .await
-                .status,
-            None
-        );
+        apply_ok(&rt, &again).await;
         assert_eq!(
             kc.discovery_fetches(),
             fetches,
@@ -411,17 +303,9 @@ async fn dropping_a_call_cancels_it(kind: Kind) {
         stuck["spec"]["template"]["metadata"]["annotations"] =
             json!({"sim.krt.dev/fail": "image-pull"});
         let stuck = resource(stuck);
-        assert_eq!(
-            rt.apply(None, Some(&stuck), &ApplyOptions::default())
-                .await
-                .status,
-            None
-        );
+        apply_ok(&rt, &stuck).await;
         let started = tokio::time::Instant::now();
-        let long = WatchRequest {
-            timeout_ms: 60_000,
-            ..Default::default()
-        };
+        let long = watch_for(60_000);
         let watch = rt.watch(&stuck, &long);
         let outcome = tokio::time::timeout(Duration::from_millis(500), watch).await;
         assert!(outcome.is_err(), "the watch is still waiting: {outcome:?}");

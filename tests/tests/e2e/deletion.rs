@@ -33,9 +33,7 @@ data: {b: "2"}
 "#;
 
 async fn configmap(cluster: &SimCluster, ns: &str, name: &str) -> Option<Value> {
-    cluster
-        .get("v1", "ConfigMap", "configmaps", Some(ns), name)
-        .await
+    cluster.get_configmap(ns, name).await
 }
 
 /// Removes every finalizer of ConfigMap `ns/name`, as its controller would.

@@ -27,10 +27,7 @@ fn manifest(dir: &Path, namespace: &str, name: &str) -> String {
 }
 
 async fn live(cluster: &SimCluster, namespace: &str, name: &str) -> bool {
-    cluster
-        .get("v1", "ConfigMap", "configmaps", Some(namespace), name)
-        .await
-        .is_some()
+    cluster.get_configmap(namespace, name).await.is_some()
 }
 
 /// `krt apply -f FILE --yes` with the state in a Secret of team-a, as `args` say.

@@ -2,7 +2,7 @@
 //! `KUBECONFIG` with several files merged, `--context`, `-n`, the context's
 //! namespace, and clear errors for broken files.
 
-use crate::support::{SimCluster, krt_env, temp_dir};
+use crate::support::{Run, SimCluster, assert_contains, krt_env, show, temp_dir};
 
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kc-test}\ndata: {k: v}\n";
 
@@ -29,6 +29,13 @@ users:
   user: {{token: {token}}}
 "
     )
+}
+
+/// Asserts that `run` succeeded and applied [`CM`] to `namespace`, not to `elsewhere`.
+async fn assert_applied_to(cluster: &SimCluster, run: &Run, namespace: &str, elsewhere: &str) {
+    assert_eq!(run.code, 0, "{}", show(run));
+    assert!(cluster.get_configmap(namespace, "kc-test").await.is_some());
+    assert!(cluster.get_configmap(elsewhere, "kc-test").await.is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -61,19 +68,7 @@ async fn context_switch_and_the_contexts_namespace() {
         Some(CM),
     )
     .await;
-    assert_eq!(good.code, 0, "{}\n{}", good.stdout, good.stderr);
-    assert!(
-        cluster
-            .get("v1", "ConfigMap", "configmaps", Some("team-a"), "kc-test")
-            .await
-            .is_some()
-    );
-    assert!(
-        cluster
-            .get("v1", "ConfigMap", "configmaps", Some("default"), "kc-test")
-            .await
-            .is_none()
-    );
+    assert_applied_to(&cluster, &good, "team-a", "default").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -99,19 +94,7 @@ async fn namespace_flag_overrides_the_context() {
         Some(CM),
     )
     .await;
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    assert!(
-        cluster
-            .get("v1", "ConfigMap", "configmaps", Some("team-b"), "kc-test")
-            .await
-            .is_some()
-    );
-    assert!(
-        cluster
-            .get("v1", "ConfigMap", "configmaps", Some("team-a"), "kc-test")
-            .await
-            .is_none()
-    );
+    assert_applied_to(&cluster, &run, "team-b", "team-a").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -142,14 +125,9 @@ async fn several_kubeconfig_files_are_merged() {
         Some(CM),
     )
     .await;
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    assert!(run.stderr.contains("using cluster"), "{}", run.stderr);
-    assert!(
-        cluster
-            .get("v1", "ConfigMap", "configmaps", Some("default"), "kc-test")
-            .await
-            .is_some()
-    );
+    assert_eq!(run.code, 0, "{}", show(&run));
+    assert_contains(&run.stderr, "using cluster");
+    assert!(cluster.get_configmap("default", "kc-test").await.is_some());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,7 +2,7 @@
 //! export: swapping the component swaps what the user sees. A component that
 //! exports only `runtime` gets krt's built-in logic.
 
-use crate::support::{Runtimes, SimCluster, guests, krt, resource};
+use crate::support::{Runtimes, SimCluster, assert_contains, guests, krt, resource};
 use krt_host::model::HealthState;
 use krt_host::{ComponentRuntime, ComponentSource, EngineOptions, Runtime};
 use serde_json::json;
@@ -26,13 +26,13 @@ async fn the_preview_shows_the_loaded_components_diff() {
 
     let builtin = krt(&cluster.kubeconfig, &["preview", "-f", file], None).await;
     assert_eq!(builtin.code, 0, "{}", builtin.stderr);
-    assert!(builtin.stdout.contains("+  k: one"), "{}", builtin.stdout);
+    assert_contains(&builtin.stdout, "+  k: one");
     assert!(!builtin.stdout.contains(MARK), "{}", builtin.stdout);
 
     let args = [&marked[..], &["apply", "-f", file, "--yes"]].concat();
     let swapped = krt(&cluster.kubeconfig, &args, None).await;
     assert_eq!(swapped.code, 0, "{}", swapped.stderr);
-    assert!(swapped.stdout.contains(MARK), "{}", swapped.stdout);
+    assert_contains(&swapped.stdout, MARK);
 
     std::fs::write(cluster.dir().join("cm.yaml"), config("two")).unwrap();
     let args = [&marked[..], &["preview", "-f", file]].concat();
@@ -50,11 +50,7 @@ async fn the_preview_shows_the_loaded_components_diff() {
     let args = [&marked[..], &["read"]].concat();
     let read = krt(&cluster.kubeconfig, &args, None).await;
     assert_eq!(read.code, 0, "{}", read.stderr);
-    assert!(
-        read.stdout.contains("# health: Current marked:"),
-        "{}",
-        read.stdout
-    );
+    assert_contains(&read.stdout, "# health: Current marked:");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,7 +7,9 @@
 //! outside krt (`wac plug`).
 
 use crate::support::guests;
-use crate::support::{Runtimes, SimCluster, cache_dir, krt, resource, temp_dir, workspace};
+use crate::support::{
+    Runtimes, SimCluster, cache_dir, failure, krt, resource, run_ok, show, temp_dir, workspace,
+};
 use crate::wasmtime_cli::{self, installed};
 use krt_host::model::{ApplyOptions, ApplyResponse, DeleteRequest, Resource, StatusCode};
 use krt_host::policy::Policy;
@@ -53,17 +55,6 @@ async fn apply(rt: &ComponentRuntime, plan: &Resource) -> ApplyResponse {
     rt.apply(None, Some(plan), &ApplyOptions::default()).await
 }
 
-/// The error status of `response`, checked for `code` and `reason`.
-fn failure(response: &ApplyResponse, code: StatusCode, reason: &str) -> String {
-    let status = response.status.as_ref().expect("a status");
-    assert_eq!(
-        (status.code, status.reason.as_str()),
-        (code, reason),
-        "{status:?}"
-    );
-    status.message.clone()
-}
-
 async fn configmaps(cluster: &SimCluster, namespace: &str) -> Vec<String> {
     cluster
         .names("v1", "ConfigMap", "configmaps", Some(namespace))
@@ -75,7 +66,7 @@ async fn configmaps(cluster: &SimCluster, namespace: &str) -> Vec<String> {
 
 async fn live_configmap(cluster: &SimCluster, name: &str) -> Value {
     cluster
-        .get("v1", "ConfigMap", "configmaps", Some("default"), name)
+        .get_configmap("default", name)
         .await
         .unwrap_or_else(|| panic!("ConfigMap {name} exists"))
 }
@@ -493,7 +484,7 @@ async fn the_cli_runs_a_chain_and_names_the_grant_a_refused_middleware_needs() {
         Some(cm),
     )
     .await;
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.code, 0, "{}", show(&run));
     let live = live_configmap(&cluster, "app").await;
     assert_eq!(
         live["metadata"]["annotations"]["krt.dev/org-settings"],
@@ -545,15 +536,11 @@ fn js_labels() -> Option<&'static PathBuf> {
                 return None;
             }
             let out = wasmtime_cli::target_dir().join("components/labels.wasm");
-            let build = Command::new(workspace().join("examples/js-labels/build.sh"))
-                .arg(&out)
-                .env("CARGO_TARGET_DIR", wasmtime_cli::target_dir())
-                .output()
-                .expect("examples/js-labels/build.sh runs");
-            assert!(
-                build.status.success(),
-                "examples/js-labels/build.sh failed:\n{}",
-                String::from_utf8_lossy(&build.stderr)
+            run_ok(
+                Command::new(workspace().join("examples/js-labels/build.sh"))
+                    .arg(&out)
+                    .env("CARGO_TARGET_DIR", wasmtime_cli::target_dir()),
+                "examples/js-labels/build.sh",
             );
             warm_cli_cache(&out);
             Some(out)
@@ -571,21 +558,16 @@ fn warm_cli_cache(middleware: &Path) {
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: warm}\n",
     )
     .unwrap();
-    let run = Command::new(crate::support::krt_bin())
-        .args(["--cluster", "sim", "--middleware"])
-        .arg(middleware)
-        .args(["preview", "-f", "cm.yaml"])
-        .current_dir(dir.path())
-        .env("XDG_CACHE_HOME", cache_dir())
-        .env("HOME", dir.path())
-        .env_remove("KUBECONFIG")
-        .output()
-        .expect("krt runs");
-    assert!(
-        run.status.success(),
-        "krt preview through {}:\n{}",
-        middleware.display(),
-        String::from_utf8_lossy(&run.stderr)
+    run_ok(
+        Command::new(crate::support::krt_bin())
+            .args(["--cluster", "sim", "--middleware"])
+            .arg(middleware)
+            .args(["preview", "-f", "cm.yaml"])
+            .current_dir(dir.path())
+            .env("XDG_CACHE_HOME", cache_dir())
+            .env("HOME", dir.path())
+            .env_remove("KUBECONFIG"),
+        &format!("krt preview through {}", middleware.display()),
     );
 }
 
@@ -660,7 +642,7 @@ async fn the_cli_runs_org_rules_and_the_javascript_middleware_in_front_of_the_ru
         Some(input),
     )
     .await;
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.code, 0, "{}", show(&run));
     let live = live_configmap(&cluster, "app").await;
     assert_eq!(
         live["metadata"]["labels"]["app.kubernetes.io/managed-by"],
@@ -672,20 +654,15 @@ async fn the_cli_runs_org_rules_and_the_javascript_middleware_in_front_of_the_ru
         Some("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: sloppy, namespace: default}\n"),
     )
     .await;
-    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.code, 1, "{}", show(&run));
     assert_eq!(configmaps(&cluster, "default").await, ["app"]);
 }
 
 /// Runs `wac` with `args`; fails the test unless it succeeds.
 fn wac(args: &[&std::ffi::OsStr]) {
-    let run = wasmtime_cli::tool("wac")
-        .args(args)
-        .output()
-        .expect("wac runs");
-    assert!(
-        run.status.success(),
-        "wac {args:?}: {}",
-        String::from_utf8_lossy(&run.stderr)
+    run_ok(
+        wasmtime_cli::tool("wac").args(args),
+        &format!("wac {args:?}"),
     );
 }
 
@@ -767,7 +744,7 @@ async fn a_middleware_plugged_onto_krts_guest_runs_in_krt_and_under_wasmtime() {
         Some(&yaml(&good)),
     )
     .await;
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.code, 0, "{}", show(&run));
     assert_eq!(configmaps(&cluster, "default").await, ["app"]);
 }
 

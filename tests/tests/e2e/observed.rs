@@ -5,9 +5,9 @@
 //! `runtime.apply` alone while the observation goes around them.
 
 use crate::support::{
-    Runtimes, SimCluster, configmap_requests, foreign_write, guests, resource, verbs,
+    Runtimes, SimCluster, client_side, configmap_requests, foreign_write, guests, resource, verbs,
 };
-use krt_host::model::{Action, ApplyMode, ApplyOptions, Observation, Resource};
+use krt_host::model::{Action, ApplyOptions, Observation, Resource};
 use krt_host::{ComponentRuntime, ComponentSource, Middleware, Runtime};
 use serde_json::{Value, json};
 
@@ -29,7 +29,7 @@ fn dry_run() -> ApplyOptions {
 
 async fn live_data(cluster: &SimCluster, name: &str) -> Value {
     cluster
-        .get("v1", "ConfigMap", "configmaps", Some("default"), name)
+        .get_configmap("default", name)
         .await
         .expect("the ConfigMap exists")["data"]
         .clone()
@@ -169,10 +169,7 @@ async fn a_create_from_an_absent_observation_reads_nothing_and_merges_into_an_ob
 
 async fn absent_then_created<R: Runtime>(cluster: &SimCluster, rt: &R, name: &str) {
     let real = ApplyOptions::default();
-    let client_side = ApplyOptions {
-        mode: ApplyMode::ClientSideThreeWay,
-        ..ApplyOptions::default()
-    };
+    let client_side = client_side();
     for (how, options) in [("ssa", &real), ("csa", &client_side)] {
         // Absent, as a dry run found it: the create alone.
         let fresh = format!("{name}-{how}-fresh");
@@ -249,7 +246,7 @@ async fn behind_middleware_the_observation_goes_around_them_and_they_still_see_e
     let real = ApplyOptions::default();
     let team = async |cluster: &SimCluster| {
         cluster
-            .get("v1", "ConfigMap", "configmaps", Some("default"), "behind")
+            .get_configmap("default", "behind")
             .await
             .expect("the ConfigMap exists")["metadata"]["annotations"]["team"]
             .clone()

@@ -28,9 +28,7 @@ fn input(dir: &Path, file: &str, text: &str) -> String {
 
 /// The live ConfigMap `default/<name>`, read directly.
 async fn live(cluster: &SimCluster, name: &str) -> Option<Value> {
-    cluster
-        .get("v1", "ConfigMap", "configmaps", Some("default"), name)
-        .await
+    cluster.get_configmap("default", name).await
 }
 
 /// Creates ConfigMap `default/<name>` directly, as another user would, with `labels`.

@@ -19,8 +19,7 @@ async fn krt(dir: &Path, cluster: &SimCluster, args: &[&str]) -> Run {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discovery_is_fetched_once_however_many_callers_miss_at_once() {
     let cluster = SimCluster::start().await;
-    let kc = cluster.kube_cluster("default");
-    let rt = cluster.runtime_in(kc.clone()).await;
+    let (rt, kc) = cluster.counted_runtime().await;
     cluster.sim().reset_requests();
     let applies = (0..16).map(|i| {
         let rt = &rt;

@@ -2,7 +2,7 @@
 //! with `Retry-After` is retried (and waited for), 5xx on reads is retried.
 //! Writes under faults are in `faults.rs`.
 
-use crate::support::{Runtimes, SimCluster, resource};
+use crate::support::{Runtimes, SimCluster, apply_ok, fault, resource};
 use krt_host::Runtime;
 use krt_host::model::{ApplyOptions, ReadOptions};
 use krt_sim::{Fault, FaultAction};
@@ -19,16 +19,17 @@ fn configmap(name: &str) -> serde_json::Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn throttled_requests_are_retried_after_the_servers_retry_after() {
     let cluster = SimCluster::start().await;
-    let kc = cluster.kube_cluster("default");
-    let rt = cluster.runtime_in(kc.clone()).await;
+    let (rt, kc) = cluster.counted_runtime().await;
     cluster.sim().inject_fault(Fault {
-        verb: Some("GET".into()),
-        path: Some("/configmaps/throttled".into()),
         times: 2,
-        action: FaultAction::Status {
-            code: 429,
-            retry_after_seconds: Some(1),
-        },
+        ..fault(
+            "GET",
+            "/configmaps/throttled",
+            FaultAction::Status {
+                code: 429,
+                retry_after_seconds: Some(1),
+            },
+        )
     });
     let started = Instant::now();
     let cm = resource(configmap("throttled"));
@@ -44,15 +45,9 @@ async fn throttled_requests_are_retried_after_the_servers_retry_after() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_errors_on_reads_are_retried() {
     let cluster = SimCluster::start().await;
-    let kc = cluster.kube_cluster("default");
-    let rt = cluster.runtime_in(kc.clone()).await;
+    let (rt, kc) = cluster.counted_runtime().await;
     let cm = resource(configmap("flaky"));
-    assert_eq!(
-        rt.apply(None, Some(&cm), &ApplyOptions::default())
-            .await
-            .status,
-        None
-    );
+    apply_ok(&rt, &cm).await;
 
     cluster
         .sim()

@@ -1,18 +1,12 @@
 //! The Rust `Runtime` API (component-backed) against a simulator.
 
-use crate::support::{Runtimes, SimCluster, foreign_write, resource};
-use krt_host::Runtime;
-use krt_host::model::{
-    Action, ApplyMode, ApplyOptions, DeleteRequest, ReadOptions, StatusCode, StatusKind,
+use crate::support::{
+    Runtimes, SimCluster, apply_ok, assert_contains, client_side, configmap, foreign_write,
+    read_and_delete_missing, resource,
 };
+use krt_host::Runtime;
+use krt_host::model::{Action, ApplyOptions, DeleteRequest, ReadOptions, StatusCode, StatusKind};
 use serde_json::json;
-
-fn configmap(name: &str, data: serde_json::Value) -> serde_json::Value {
-    krt_testkit::configmap(name)
-        .namespace("default")
-        .data(data)
-        .value()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn create_then_update_removes_dropped_fields_and_keeps_foreign_ones() {
@@ -40,10 +34,7 @@ async fn create_then_update_removes_dropped_fields_and_keeps_foreign_ones() {
     let updated = rt.apply(Some(&v1), Some(&v2), &opts).await;
     assert_eq!(updated.status, None);
     assert_eq!(updated.action, Action::Update);
-    let live = cluster
-        .get("v1", "ConfigMap", "configmaps", Some("default"), "app")
-        .await
-        .unwrap();
+    let live = cluster.get_configmap("default", "app").await.unwrap();
     assert_eq!(live["data"], json!({"a": "10", "c": "foreign"}));
 
     let again = rt.apply(Some(&v2), Some(&v2), &opts).await;
@@ -55,10 +46,7 @@ async fn create_then_update_removes_dropped_fields_and_keeps_foreign_ones() {
 async fn client_side_three_way_removes_dropped_fields_and_keeps_foreign_ones() {
     let cluster = SimCluster::start().await;
     let rt = cluster.runtime().await;
-    let opts = ApplyOptions {
-        mode: ApplyMode::ClientSideThreeWay,
-        ..ApplyOptions::default()
-    };
+    let opts = client_side();
 
     let v1 = resource(configmap("csa", json!({"a": "1", "b": "2"})));
     assert_eq!(rt.apply(None, Some(&v1), &opts).await.status, None);
@@ -67,10 +55,7 @@ async fn client_side_three_way_removes_dropped_fields_and_keeps_foreign_ones() {
     let updated = rt.apply(Some(&v1), Some(&v2), &opts).await;
     assert_eq!(updated.status, None);
     assert_eq!(updated.action, Action::Update);
-    let live = cluster
-        .get("v1", "ConfigMap", "configmaps", Some("default"), "csa")
-        .await
-        .unwrap();
+    let live = cluster.get_configmap("default", "csa").await.unwrap();
     assert_eq!(live["data"], json!({"a": "10", "c": "foreign"}));
     assert_eq!(
         rt.apply(Some(&v2), Some(&v2), &opts).await.action,
@@ -83,14 +68,7 @@ async fn read_of_missing_object_is_absent_and_delete_of_missing_object_succeeds(
     let cluster = SimCluster::start().await;
     let rt = cluster.runtime().await;
     let missing = resource(configmap("nope", json!({})));
-    let read = rt.read(None, Some(&missing), &ReadOptions::default()).await;
-    assert_eq!(read.status, None);
-    assert!(read.resource.is_none());
-    // A success that says nothing was deleted.
-    let gone = rt
-        .delete(&missing, &DeleteRequest::default())
-        .await
-        .expect("a note");
+    let gone = read_and_delete_missing(&rt, &missing).await;
     assert_eq!(
         (gone.kind, gone.code, gone.reason.as_str()),
         (StatusKind::Info, StatusCode::NotFound, "AlreadyGone")
@@ -107,22 +85,12 @@ async fn read_and_delete_of_existing_object() {
     let cluster = SimCluster::start().await;
     let rt = cluster.runtime().await;
     let cm = resource(configmap("present", json!({"k": "v"})));
-    assert_eq!(
-        rt.apply(None, Some(&cm), &ApplyOptions::default())
-            .await
-            .status,
-        None
-    );
+    apply_ok(&rt, &cm).await;
     let read = rt.read(None, Some(&cm), &ReadOptions::default()).await;
     assert_eq!(read.status, None);
     assert_eq!(read.resource.unwrap().attributes["data"], json!({"k": "v"}));
     assert_eq!(rt.delete(&cm, &DeleteRequest::default()).await, None);
-    assert!(
-        cluster
-            .get("v1", "ConfigMap", "configmaps", Some("default"), "present")
-            .await
-            .is_none()
-    );
+    assert!(cluster.get_configmap("default", "present").await.is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -137,11 +105,8 @@ async fn bad_ids_fail_clearly_and_write_nothing() {
     let status = r.status.expect("an error status");
     assert!(status.is_error());
     assert_eq!(status.code, StatusCode::InvalidArgument, "{status:?}");
-    assert!(
-        status.message.contains("Secret") && status.message.contains("ConfigMap"),
-        "{}",
-        status.message
-    );
+    assert_contains(&status.message, "Secret");
+    assert_contains(&status.message, "ConfigMap");
 
     let mut wrong_ns = resource(configmap("idcheck", json!({"k": "v"})));
     wrong_ns.id = "v1:ConfigMap:other:idcheck".into();
@@ -151,11 +116,8 @@ async fn bad_ids_fail_clearly_and_write_nothing() {
         .status
         .unwrap();
     assert_eq!(status.code, StatusCode::InvalidArgument, "{status:?}");
-    assert!(
-        status.message.contains("other") && status.message.contains("default"),
-        "{}",
-        status.message
-    );
+    assert_contains(&status.message, "other");
+    assert_contains(&status.message, "default");
 
     let mut garbage = resource(configmap("idcheck", json!({"k": "v"})));
     garbage.id = "not-an-id".into();
@@ -166,10 +128,5 @@ async fn bad_ids_fail_clearly_and_write_nothing() {
         .unwrap();
     assert_eq!(status.code, StatusCode::InvalidArgument, "{status:?}");
 
-    assert!(
-        cluster
-            .get("v1", "ConfigMap", "configmaps", Some("default"), "idcheck")
-            .await
-            .is_none()
-    );
+    assert!(cluster.get_configmap("default", "idcheck").await.is_none());
 }

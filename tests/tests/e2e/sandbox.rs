@@ -4,7 +4,7 @@
 //! outside the policy reaches the simulator. Also: refused imports, version
 //! mismatches, hot reload and the compile cache.
 
-use crate::support::{SimCluster, cache_dir, guests, resource, temp_dir};
+use crate::support::{SimCluster, assert_contains, cache_dir, failure, guests, resource, temp_dir};
 use krt_host::model::{ApplyOptions, ApplyResponse, Resource, StatusCode};
 use krt_host::policy::Policy;
 use krt_host::{ComponentRuntime, ComponentSource, EngineOptions, KubeCluster, Limits, Runtime};
@@ -64,18 +64,9 @@ async fn apply(rt: &ComponentRuntime, plan: &Resource) -> (ApplyResponse, Durati
 
 /// Asserts a failed call's status: code, reason, and that it names the export.
 fn assert_status(response: &ApplyResponse, code: StatusCode, reason: &str) -> String {
-    let status = response.status.as_ref().expect("a status");
-    assert_eq!(
-        (status.code, status.reason.as_str()),
-        (code, reason),
-        "{status:?}"
-    );
-    assert!(
-        status.message.contains("runtime.apply"),
-        "{}",
-        status.message
-    );
-    status.message.clone()
+    let message = failure(response, code, reason);
+    assert_contains(&message, "runtime.apply");
+    message
 }
 
 /// The host is still fine: swapping the built-in guest in, a normal apply works.
@@ -85,12 +76,7 @@ async fn normal_guest_works(rt: &ComponentRuntime, cluster: &SimCluster, name: &
         .expect("the built-in guest loads");
     let (response, _) = apply(rt, &configmap("default", name)).await;
     assert_eq!(response.status, None, "{response:?}");
-    assert!(
-        cluster
-            .get("v1", "ConfigMap", "configmaps", Some("default"), name)
-            .await
-            .is_some()
-    );
+    assert!(cluster.get_configmap("default", name).await.is_some());
 }
 
 /// Applies through `guest` under [`limits`]: the call must fail with
@@ -187,16 +173,8 @@ async fn thousands_of_host_calls_hit_the_call_limit_or_the_request_budget() {
     let (response, _) = apply(&rt, &configmap("default", "x")).await;
     let status = response.status.expect("the guest reports the refusal");
     assert_eq!(status.reason, "RequestBudgetExceeded");
-    assert!(
-        status.message.contains("more than 50 cluster requests"),
-        "{}",
-        status.message
-    );
-    assert!(
-        status.message.contains("--max-requests"),
-        "{}",
-        status.message
-    );
+    assert_contains(&status.message, "more than 50 cluster requests");
+    assert_contains(&status.message, "--max-requests");
     normal_guest_works(&rt, &cluster, "after-busy").await;
 }
 
@@ -256,13 +234,11 @@ async fn calls_outside_the_policy_never_reach_the_cluster() {
         allowed.expect("allowed write landed")["data"],
         json!({"stolen": "yes"})
     );
-    let managers: Vec<Value> = cluster
-        .get("v1", "ConfigMap", "configmaps", Some("default"), "allowed")
-        .await
-        .unwrap()["metadata"]["managedFields"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    let managers: Vec<Value> =
+        cluster.get_configmap("default", "allowed").await.unwrap()["metadata"]["managedFields"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
     assert!(
         managers.iter().all(|m| m["manager"] != "kubectl"),
         "{managers:?}"
@@ -287,11 +263,7 @@ async fn the_standard_guest_reports_denials_as_permission_denied() {
         (status.code, status.reason.as_str()),
         (StatusCode::PermissionDenied, "PolicyDenied")
     );
-    assert!(
-        status.message.contains("add `--allow-namespace team-b`"),
-        "{}",
-        status.message
-    );
+    assert_contains(&status.message, "add `--allow-namespace team-b`");
 
     let secret = resource(json!({
         "apiVersion": "v1", "kind": "Secret",
@@ -300,18 +272,9 @@ async fn the_standard_guest_reports_denials_as_permission_denied() {
     let (response, _) = apply(&rt, &secret).await;
     let status = response.status.expect("denied");
     assert_eq!(status.code, StatusCode::PermissionDenied);
-    assert!(
-        status.message.contains("add `--allow-kind Secret`"),
-        "{}",
-        status.message
-    );
+    assert_contains(&status.message, "add `--allow-kind Secret`");
 
-    assert!(
-        cluster
-            .get("v1", "ConfigMap", "configmaps", Some("team-b"), "app")
-            .await
-            .is_none()
-    );
+    assert!(cluster.get_configmap("team-b", "app").await.is_none());
     assert!(
         cluster
             .get("v1", "Secret", "secrets", Some("default"), "token")
@@ -328,12 +291,7 @@ async fn a_trap_in_the_middle_of_an_apply_fails_only_that_call() {
     let message = assert_status(&response, StatusCode::Internal, "GuestPanic");
     assert!(message.contains("boom after the first write"), "{message}");
     // The write before the trap is not rolled back: there is no transaction.
-    assert!(
-        cluster
-            .get("v1", "ConfigMap", "configmaps", Some("default"), "half")
-            .await
-            .is_some()
-    );
+    assert!(cluster.get_configmap("default", "half").await.is_some());
     // The same runtime keeps serving: the next call gets a fresh instance.
     let (again, _) = apply(&rt, &configmap("default", "half-2")).await;
     assert_status(&again, StatusCode::Internal, "GuestPanic");
@@ -379,11 +337,7 @@ async fn host_time_is_not_guest_time_but_the_wall_clock_bounds_both() {
         (status.code, status.reason.as_str()),
         (StatusCode::Timeout, "CallTimeout")
     );
-    assert!(
-        status.message.contains("runtime.apply"),
-        "{}",
-        status.message
-    );
+    assert_contains(&status.message, "runtime.apply");
     assert!(took < Duration::from_millis(400) + SLACK, "took {took:?}");
 }
 

@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
-use crate::support::workspace;
+use crate::support::{run_ok, workspace};
 
 /// The built components.
 pub(crate) struct Components {
@@ -38,17 +38,13 @@ fn build() -> Option<Components> {
     }
     let target = target_dir();
     let out = target.join("components");
-    let compose = Command::new(workspace().join("tests/compose.sh"))
-        .arg(&out)
-        .env("CARGO", env!("CARGO"))
-        .env("CARGO_TARGET_DIR", &target)
-        .env("PATH", search_path())
-        .output()
-        .expect("tests/compose.sh runs");
-    assert!(
-        compose.status.success(),
-        "tests/compose.sh failed:\n{}",
-        String::from_utf8_lossy(&compose.stderr)
+    run_ok(
+        Command::new(workspace().join("tests/compose.sh"))
+            .arg(&out)
+            .env("CARGO", env!("CARGO"))
+            .env("CARGO_TARGET_DIR", &target)
+            .env("PATH", search_path()),
+        "tests/compose.sh",
     );
     Some(Components {
         guest: out.join("guest.wasm"),
@@ -114,19 +110,13 @@ pub(crate) fn tool(name: &str) -> Command {
 /// Runs `wasmtime run --invoke call component` and returns its stdout, trimmed; fails the test
 /// unless it exits 0.
 pub(crate) fn invoke(component: &Path, call: &str) -> String {
-    let run = tool("wasmtime")
-        .args(["run", "--invoke", call])
-        .arg(component)
-        .output()
-        .expect("wasmtime runs");
-    let stdout = String::from_utf8_lossy(&run.stdout).trim().to_string();
-    assert!(
-        run.status.success(),
-        "wasmtime run --invoke {call:?} exited with {}\nstdout:\n{stdout}\nstderr:\n{}",
-        run.status,
-        String::from_utf8_lossy(&run.stderr)
+    let run = run_ok(
+        tool("wasmtime")
+            .args(["run", "--invoke", call])
+            .arg(component),
+        &format!("wasmtime run --invoke {call:?}"),
     );
-    stdout
+    String::from_utf8_lossy(&run.stdout).trim().to_string()
 }
 
 /// `text` as a WAVE string literal.
@@ -370,16 +360,9 @@ fn diff_and_three_way_patch() {
 /// The imports and exports of the world `wasm-tools component wit` prints for `component`;
 /// WASI interfaces without their version (the toolchain's WASI 0.2 patch release).
 pub(crate) fn world(component: &Path) -> (Vec<String>, Vec<String>) {
-    let printed = tool("wasm-tools")
-        .args(["component", "wit"])
-        .arg(component)
-        .output()
-        .expect("wasm-tools runs");
-    assert!(
-        printed.status.success(),
-        "wasm-tools component wit {}: {}",
-        component.display(),
-        String::from_utf8_lossy(&printed.stderr)
+    let printed = run_ok(
+        tool("wasm-tools").args(["component", "wit"]).arg(component),
+        &format!("wasm-tools component wit {}", component.display()),
     );
     let (mut imports, mut exports) = (Vec::new(), Vec::new());
     for line in String::from_utf8_lossy(&printed.stdout).lines() {

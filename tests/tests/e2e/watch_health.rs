@@ -3,12 +3,12 @@
 //! reported with their reason, children's reasons in a Deployment's messages, a watch that
 //! outlives 410 Gone and closed streams, and delete-and-wait.
 
-use crate::support::{Runtimes, SimCluster, resource};
+use crate::support::{Runtimes, SimCluster, apply_ok, assert_contains, resource, watch_for};
 use krt_host::model::{
-    ApplyOptions, DeleteRequest, HealthState, Progress, PropagationPolicy, StatusCode, StatusKind,
-    WatchRequest,
+    ApplyOptions, DeleteRequest, HealthState, Progress, PropagationPolicy, Resource, Status,
+    StatusCode, StatusKind,
 };
-use krt_host::{Event, EventSink, Runtime};
+use krt_host::{ComponentRuntime, Event, EventSink, Runtime};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
@@ -34,6 +34,29 @@ impl Recorder {
     }
 }
 
+/// A runtime over `cluster` whose progress events the returned recorder keeps.
+async fn recording(cluster: &SimCluster) -> (ComponentRuntime, Arc<Recorder>) {
+    let recorder = Arc::new(Recorder::default());
+    let rt = cluster.runtime().await.with_events(recorder.clone());
+    (rt, recorder)
+}
+
+/// Applies `object` and watches it for up to 30 seconds: the watch must end
+/// in failure, whose error status it returns.
+async fn watch_to_failure(rt: &impl Runtime, object: &Resource) -> Status {
+    apply_ok(rt, object).await;
+    let watched = rt.watch(object, &watch_for(30_000)).await;
+    assert_eq!(
+        watched.health.state,
+        HealthState::Failed,
+        "{:?}",
+        watched.health
+    );
+    let status = watched.status.expect("a failure");
+    assert_eq!(status.kind, StatusKind::Error);
+    status
+}
+
 fn deployment(name: &str, replicas: u32, fail: Option<&str>) -> Value {
     let d = krt_testkit::deployment(name)
         .namespace("default")
@@ -48,25 +71,12 @@ fn deployment(name: &str, replicas: u32, fail: Option<&str>) -> Value {
     .value()
 }
 
-fn watch_for(ms: u32) -> WatchRequest {
-    WatchRequest {
-        timeout_ms: ms,
-        ..WatchRequest::default()
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deployment_is_watched_to_current_with_progress_events() {
     let cluster = SimCluster::start().await;
-    let recorder = Arc::new(Recorder::default());
-    let rt = cluster.runtime().await.with_events(recorder.clone());
+    let (rt, recorder) = recording(&cluster).await;
     let web = resource(deployment("web", 3, None));
-    assert_eq!(
-        rt.apply(None, Some(&web), &ApplyOptions::default())
-            .await
-            .status,
-        None
-    );
+    apply_ok(&rt, &web).await;
     let watched = rt.watch(&web, &watch_for(30_000)).await;
     assert_eq!(watched.status, None, "{:?}", watched.health);
     assert_eq!(watched.health.state, HealthState::Current);
@@ -96,27 +106,9 @@ async fn crash_looping_pod_is_reported_failed_with_the_reason() {
         "metadata": {"name": "crasher", "namespace": "default",
             "annotations": {"sim.krt.dev/fail": "crash-loop"}},
         "spec": {"containers": [{"name": "app", "image": "busybox"}]}}));
-    assert_eq!(
-        rt.apply(None, Some(&pod), &ApplyOptions::default())
-            .await
-            .status,
-        None
-    );
-    let watched = rt.watch(&pod, &watch_for(30_000)).await;
-    assert_eq!(
-        watched.health.state,
-        HealthState::Failed,
-        "{:?}",
-        watched.health
-    );
-    let status = watched.status.expect("a failure");
-    assert_eq!(status.kind, StatusKind::Error);
+    let status = watch_to_failure(&rt, &pod).await;
     assert_ne!(status.code, StatusCode::Timeout, "failed early: {status:?}");
-    assert!(
-        status.message.contains("CrashLoopBackOff"),
-        "{}",
-        status.message
-    );
+    assert_contains(&status.message, "CrashLoopBackOff");
     assert!(
         status.message.contains("app"),
         "names the container: {}",
@@ -127,8 +119,7 @@ async fn crash_looping_pod_is_reported_failed_with_the_reason() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_job_is_reported_failed_with_the_reason() {
     let cluster = SimCluster::start().await;
-    let recorder = Arc::new(Recorder::default());
-    let rt = cluster.runtime().await.with_events(recorder.clone());
+    let (rt, _events) = recording(&cluster).await;
     // The failure is asked for on the Pod template: krt-sim ignores it on the Job's own
     // metadata (its Pods never see it), although its docs say either works.
     let job = resource(json!({"apiVersion": "batch/v1", "kind": "Job",
@@ -137,37 +128,17 @@ async fn failed_job_is_reported_failed_with_the_reason() {
             "metadata": {"annotations": {"sim.krt.dev/fail": "job"}},
             "spec": {"restartPolicy": "Never",
             "containers": [{"name": "migrate", "image": "busybox"}]}}}}));
-    assert_eq!(
-        rt.apply(None, Some(&job), &ApplyOptions::default())
-            .await
-            .status,
-        None
-    );
-    let watched = rt.watch(&job, &watch_for(30_000)).await;
-    assert_eq!(
-        watched.health.state,
-        HealthState::Failed,
-        "{:?}",
-        watched.health
-    );
-    let status = watched.status.expect("a failure");
-    assert_eq!(status.kind, StatusKind::Error);
+    let status = watch_to_failure(&rt, &job).await;
     assert_eq!(status.reason, "BackoffLimitExceeded", "{status:?}");
-    assert!(status.message.contains("Job"), "{}", status.message);
+    assert_contains(&status.message, "Job");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_looping_pods_of_a_deployment_explain_its_progress() {
     let cluster = SimCluster::start().await;
-    let recorder = Arc::new(Recorder::default());
-    let rt = cluster.runtime().await.with_events(recorder.clone());
+    let (rt, recorder) = recording(&cluster).await;
     let web = resource(deployment("crashy", 2, Some("crash-loop")));
-    assert_eq!(
-        rt.apply(None, Some(&web), &ApplyOptions::default())
-            .await
-            .status,
-        None
-    );
+    apply_ok(&rt, &web).await;
     let watched = rt.watch(&web, &watch_for(3_000)).await;
     let status = watched.status.expect("never current");
     assert_eq!(status.code, StatusCode::Timeout, "{status:?}");
@@ -192,8 +163,7 @@ async fn crash_looping_pods_of_a_deployment_explain_its_progress() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_outlives_410_gone_and_closed_streams() {
     let cluster = SimCluster::start().await;
-    let recorder = Arc::new(Recorder::default());
-    let rt = cluster.runtime().await.with_events(recorder.clone());
+    let (rt, recorder) = recording(&cluster).await;
     let web = resource(deployment("phoenix", 2, None));
     let done = AtomicBool::new(false);
     let watch = async {
@@ -236,12 +206,7 @@ async fn foreground_delete_waits_until_the_object_is_gone() {
     let cluster = SimCluster::start().await;
     let rt = cluster.runtime().await;
     let web = resource(deployment("doomed", 2, None));
-    assert_eq!(
-        rt.apply(None, Some(&web), &ApplyOptions::default())
-            .await
-            .status,
-        None
-    );
+    apply_ok(&rt, &web).await;
     assert_eq!(rt.watch(&web, &watch_for(30_000)).await.status, None);
     let foreground = DeleteRequest {
         propagation_policy: Some(PropagationPolicy::Foreground),
@@ -249,16 +214,7 @@ async fn foreground_delete_waits_until_the_object_is_gone() {
     };
     assert_eq!(rt.delete(&web, &foreground).await, None);
     assert!(
-        cluster
-            .get(
-                "apps/v1",
-                "Deployment",
-                "deployments",
-                Some("default"),
-                "doomed"
-            )
-            .await
-            .is_none(),
+        cluster.get_deployment("default", "doomed").await.is_none(),
         "gone when delete returns"
     );
     assert!(
@@ -272,12 +228,7 @@ async fn foreground_delete_waits_until_the_object_is_gone() {
     // A finalizer someone removes a little later: delete waits for it.
     let held = resource(json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "held", "namespace": "default", "finalizers": ["example.com/hold"]}}));
-    assert_eq!(
-        rt.apply(None, Some(&held), &ApplyOptions::default())
-            .await
-            .status,
-        None
-    );
+    apply_ok(&rt, &held).await;
     let release = async {
         tokio::time::sleep(Duration::from_millis(1500)).await;
         let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
@@ -292,12 +243,7 @@ async fn foreground_delete_waits_until_the_object_is_gone() {
     };
     let (deleted, ()) = tokio::join!(rt.delete(&held, &foreground), release);
     assert_eq!(deleted, None);
-    assert!(
-        cluster
-            .get("v1", "ConfigMap", "configmaps", Some("default"), "held")
-            .await
-            .is_none()
-    );
+    assert!(cluster.get_configmap("default", "held").await.is_none());
 
     // Without foreground the call returns at once and names the pending finalizer.
     let stuck = resource(json!({"apiVersion": "v1", "kind": "ConfigMap",
@@ -308,9 +254,5 @@ async fn foreground_delete_waits_until_the_object_is_gone() {
         .await
         .expect("pending");
     assert_eq!(status.kind, StatusKind::Info);
-    assert!(
-        status.message.contains("example.com/hold"),
-        "{}",
-        status.message
-    );
+    assert_contains(&status.message, "example.com/hold");
 }
