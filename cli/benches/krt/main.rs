@@ -1,7 +1,9 @@
 //! krt's performance, measured side by side in one run against krt-sim and
 //! printed as tables of ratios (`cargo bench -p krt-cli --bench krt`, optionally
-//! followed by `-- boundary throughput requests startup memory scaling middleware`
-//! to pick sections). Every figure is taken in this run; none is a stored number.
+//! followed by `-- SECTION…` to pick sections). Every figure is taken in this
+//! run; none is a stored number. With `--write-docs`, each section's output
+//! also replaces its block in `docs/performance.md`, the one place the docs'
+//! figures come from (`cli/tests/docs.rs` checks that they do).
 //!
 //! 1. boundary: the same Runtime calls through `ComponentRuntime` (sandboxed
 //!    guest) and `NativeRuntime` (the same logic compiled in), interleaved.
@@ -20,6 +22,14 @@
 //! 8. profiles: with `KRT_BENCH_OTHER_KRT=path`, a krt binary built with
 //!    another profile against this one, interleaved: a first apply at 5 ms
 //!    per request, an unchanged re-apply and a cold start.
+//! 9. quickstart: `krt apply -f examples/quickstart.yaml` on the embedded
+//!    cluster, against `KRT_BENCH_OTHER_KRT` when set, interleaved.
+//! 10. components: the size of each component krt ships or tests with.
+//! 11. first-apply (only when named): the README's first command on a fresh
+//!     clone, wall and CPU time.
+//!
+//! `KRT_BENCH_KRT=path` measures another krt binary (a release build, say)
+//! in place of the one this bench was built with.
 
 use futures::{StreamExt, stream};
 use krt_host::model::{ApplyOptions, ReadOptions, Resource, WatchRequest};
@@ -38,43 +48,108 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+/// Every section, in the order a full run takes them. A run names sections to
+/// pick them; `OPT_IN` ones run only when named.
+const SECTIONS: [&str; 11] = [
+    "boundary",
+    "throughput",
+    "requests",
+    "startup",
+    "memory",
+    "scaling",
+    "middleware",
+    "profiles",
+    "quickstart",
+    "components",
+    "first-apply",
+];
+
+/// Sections that a run without names leaves out: `first-apply` builds krt
+/// from a fresh clone (minutes of both cores).
+const OPT_IN: [&str; 1] = ["first-apply"];
+
+/// What the running section has printed, kept for `--write-docs`.
+static OUTPUT: Mutex<String> = Mutex::new(String::new());
+
+/// Prints a line, and keeps it as part of the running section's output.
+macro_rules! say {
+    () => {
+        say!("")
+    };
+    ($($arg:tt)*) => {{
+        let line = format!($($arg)*);
+        println!("{line}");
+        let mut output = OUTPUT.lock().unwrap();
+        output.push_str(&line);
+        output.push('\n');
+    }};
+}
+
+mod components;
+mod docs;
+mod quickstart;
+
+/// The krt binary measured: `KRT_BENCH_KRT` when set (a krt built another
+/// way, such as `target/release/krt`), else the one this bench was built with.
+fn this_krt() -> PathBuf {
+    std::env::var_os("KRT_BENCH_KRT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_krt")))
+}
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
-    let wanted: Vec<String> = std::env::args()
-        .skip(1)
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let write_docs = args.iter().any(|a| a == "--write-docs");
+    let wanted: Vec<&str> = args
+        .iter()
         .filter(|a| !a.starts_with('-'))
+        .map(String::as_str)
         .collect();
-    let run = |name: &str| wanted.is_empty() || wanted.iter().any(|w| w == name);
+    if let Some(unknown) = wanted.iter().find(|w| !SECTIONS.contains(w)) {
+        panic!(
+            "no section {unknown:?}: the sections are {}",
+            SECTIONS.join(", ")
+        );
+    }
     let bench = Bench::new();
-    println!(
-        "krt benchmarks: {} CPUs, {}; krt {}",
+    let machine = format!(
+        "{} CPUs, {}, krt {}",
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         kubectl_version().await,
         env!("CARGO_PKG_VERSION")
     );
-    if run("boundary") {
-        bench.boundary().await;
-    }
-    if run("throughput") {
-        bench.throughput().await;
-    }
-    if run("requests") {
-        bench.requests().await;
-    }
-    if run("startup") {
-        bench.startup().await;
-    }
-    if run("memory") {
-        bench.memory().await;
-    }
-    if run("scaling") {
-        bench.scaling().await;
-    }
-    if run("middleware") {
-        bench.middleware().await;
-    }
-    if run("profiles") {
-        bench.profiles().await;
+    println!("krt benchmarks: {machine}");
+    for name in SECTIONS {
+        let picked = if wanted.is_empty() {
+            !OPT_IN.contains(&name)
+        } else {
+            wanted.contains(&name)
+        };
+        if !picked {
+            continue;
+        }
+        OUTPUT.lock().unwrap().clear();
+        match name {
+            "boundary" => bench.boundary().await,
+            "throughput" => bench.throughput().await,
+            "requests" => bench.requests().await,
+            "startup" => bench.startup().await,
+            "memory" => bench.memory().await,
+            "scaling" => bench.scaling().await,
+            "middleware" => bench.middleware().await,
+            "profiles" => bench.profiles().await,
+            "quickstart" => bench.quickstart().await,
+            "components" => bench.components().await,
+            "first-apply" => bench.first_apply().await,
+            _ => unreachable!("every section is matched"),
+        }
+        let output = std::mem::take(&mut *OUTPUT.lock().unwrap());
+        // Each section's block as soon as it is measured: a later section that
+        // fails loses nothing of this one.
+        if write_docs {
+            docs::write(name, &output, &machine);
+        }
     }
 }
 
@@ -211,9 +286,9 @@ fn table(title: &str, header: &[&str], rows: &[Vec<String>]) {
             .enumerate()
             .map(|(i, c)| format!("{c:<w$}", w = widths[i]))
             .collect();
-        println!("| {} |", cells.join(" | "));
+        say!("| {} |", cells.join(" | "));
     };
-    println!("\n### {title}\n");
+    say!("\n### {title}\n");
     line(header.to_vec());
     let rules: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
     line(rules.iter().map(String::as_str).collect());
@@ -270,8 +345,8 @@ impl Bench {
         work: &Path,
         cache: &Path,
     ) -> (Duration, Run) {
-        let bin = Path::new(env!("CARGO_BIN_EXE_krt"));
-        run_krt(bin, kubeconfig, args, work, cache).await
+        let bin = this_krt();
+        run_krt(&bin, kubeconfig, args, work, cache).await
     }
 
     /// Runs `kubectl` with `args` against `cluster`.
@@ -383,7 +458,7 @@ impl Bench {
             ],
             &rows,
         );
-        println!(
+        say!(
             "\napply ratio {apply_ratio:.3} ({}), read ratio {read_ratio:.3} ({}), \
              instantiate+call p50 {call:.1} µs ({})",
             verdict(apply_ratio <= 1.10),
@@ -392,7 +467,7 @@ impl Bench {
         );
         let stats = component.stats();
         let mib = |b: usize| b as f64 / f64::from(1 << 20);
-        println!(
+        say!(
             "guest instances: {}; most linear memory one instance held: {:.2} MiB for the \
              Deployment calls (goal ≤ 4 MiB: {}), {:.2} MiB with the 1 MiB ConfigMap",
             stats.instances,
@@ -563,9 +638,9 @@ impl Bench {
             ],
             &rows,
         );
-        println!();
+        say!();
         for goal in goals {
-            println!("{goal}");
+            say!("{goal}");
         }
 
         // The ceiling: the requests in flight adapt below it.
@@ -608,11 +683,11 @@ impl Bench {
     /// request, of an unchanged re-apply of them, and of a cold start.
     async fn profiles(&self) {
         let Some(other) = std::env::var_os("KRT_BENCH_OTHER_KRT").map(PathBuf::from) else {
-            println!("\nprofiles: set KRT_BENCH_OTHER_KRT to another krt binary to compare");
+            say!("\nprofiles: set KRT_BENCH_OTHER_KRT to another krt binary to compare");
             return;
         };
         self.warm_cache().await;
-        let this = PathBuf::from(env!("CARGO_BIN_EXE_krt"));
+        let this = this_krt();
         let other_cache = self.path().join("other-cache");
         let dir = manifests(self.path(), "profiles", &in_new_namespace(1000));
         let args = ["apply", "-f", dir.to_str().unwrap(), "--yes"];
@@ -753,7 +828,7 @@ impl Bench {
             &rows,
         );
         let create = ratios[0].1;
-        println!(
+        say!(
             "\ncreate in a new namespace: {create:.2}× the limit (goal ≤ 1.5×: {})",
             verdict(create <= 1.5)
         );
@@ -767,7 +842,7 @@ impl Bench {
         first.check("krt apply (first)");
         let (took, again) = self.krt_at(&cluster.kubeconfig, &args, work.path()).await;
         again.check("krt apply (unchanged)");
-        println!(
+        say!(
             "unchanged re-apply of 1,000 ConfigMaps and their Namespace: {} s (goal ≤ 0.5 s: {})",
             secs(took),
             verdict(took <= Duration::from_millis(500))
@@ -856,7 +931,7 @@ impl Bench {
             &rows,
         );
         let overhead = percentile(&mut overheads, 0.5);
-        println!(
+        say!(
             "\ncold / warm: {:.2}×; warm start-up beyond the API round trips: {} ms (goal ≤ 100 ms: {})",
             cold / warm,
             overhead.as_millis(),
@@ -877,7 +952,7 @@ impl Bench {
             let work = tempfile::tempdir_in(self.path()).unwrap();
             let mut cmd = tokio::process::Command::new("/usr/bin/time");
             cmd.args(["-f", "maxrss_kib=%M"])
-                .arg(env!("CARGO_BIN_EXE_krt"))
+                .arg(this_krt())
                 .arg("--kubeconfig")
                 .arg(&cluster.kubeconfig)
                 .args(["apply", "-f", dir.to_str().unwrap(), "--yes"])
@@ -1002,7 +1077,7 @@ impl Bench {
             &rows,
         );
         let growth = per[3].as_secs_f64() / per[2].as_secs_f64();
-        println!(
+        say!(
             "\nper-object time at 5,000 / at 1,000: {growth:.2} (linear or better: ≤ 1.10; {})",
             verdict(growth <= 1.10)
         );
@@ -1181,11 +1256,10 @@ struct ProxyLog {
 impl Proxy {
     async fn start(upstream: &str) -> Proxy {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let upstream = upstream
-            .trim_start_matches("http://")
-            .trim_end_matches('/')
-            .to_owned();
+        // A TCP relay: TLS passes through, so the proxy's URL keeps the scheme.
+        let (scheme, address) = upstream.split_once("://").expect("a URL");
+        let url = format!("{scheme}://{}", listener.local_addr().unwrap());
+        let upstream = address.trim_end_matches('/').to_owned();
         let log = Arc::new(Mutex::new(ProxyLog::default()));
         let shared = log.clone();
         tokio::spawn(async move {
