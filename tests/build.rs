@@ -13,7 +13,7 @@ use std::path::PathBuf;
 /// The hostile guests, one example each.
 const HOSTILE: &[&str] = &[
     "spin", "hog", "recurse", "huge", "chatty", "busy", "rogue", "midtrap", "liar", "sockets",
-    "unknown", "v2", "sleepy",
+    "unknown", "v2", "sleepy", "residue",
 ];
 
 /// The middleware of the chain tests, one example each.

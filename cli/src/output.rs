@@ -4,10 +4,35 @@
 //! through `anstream`, which drops them for `NO_COLOR`, `CLICOLOR=0` and
 //! anything that is not a terminal.
 
+use anstream::{AutoStream, ColorChoice};
 use anstyle::{AnsiColor, Style};
 use clap::ValueEnum;
 use serde::Serialize;
-use std::io::{IsTerminal, Write};
+use std::io::{IsTerminal, StderrLock, StdoutLock, Write};
+use std::sync::OnceLock;
+
+/// Whether colors go to stdout and to stderr, decided once per process
+/// (`anstream::stdout()` reads the environment again for every line).
+static CHOICES: OnceLock<(ColorChoice, ColorChoice)> = OnceLock::new();
+
+fn choices() -> (ColorChoice, ColorChoice) {
+    *CHOICES.get_or_init(|| {
+        (
+            AutoStream::choice(&std::io::stdout()),
+            AutoStream::choice(&std::io::stderr()),
+        )
+    })
+}
+
+/// Locked stdout, with colors where they go.
+pub fn stdout() -> AutoStream<StdoutLock<'static>> {
+    AutoStream::new(std::io::stdout().lock(), choices().0)
+}
+
+/// Locked stderr, with colors where they go.
+pub fn stderr() -> AutoStream<StderrLock<'static>> {
+    AutoStream::new(std::io::stderr().lock(), choices().1)
+}
 
 /// `-o` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -73,20 +98,20 @@ impl Printer {
     /// A human line: stdout for `-o table`, else stderr.
     pub fn out(&self, line: impl AsRef<str>) {
         if self.is_table() {
-            let _ = writeln!(anstream::stdout().lock(), "{}", line.as_ref());
+            let _ = writeln!(stdout(), "{}", line.as_ref());
         } else {
-            let _ = writeln!(anstream::stderr().lock(), "{}", line.as_ref());
+            let _ = writeln!(stderr(), "{}", line.as_ref());
         }
     }
 
     /// A note on stderr (which cluster, what is happening).
     pub fn note(&self, line: impl AsRef<str>) {
-        let _ = writeln!(anstream::stderr().lock(), "krt: {}", line.as_ref());
+        let _ = writeln!(stderr(), "krt: {}", line.as_ref());
     }
 
     /// An error on stderr, one `error:` line per line of `line`.
     pub fn error(&self, line: impl AsRef<str>) {
-        let mut err = anstream::stderr().lock();
+        let mut err = stderr();
         for l in line.as_ref().lines() {
             let _ = writeln!(err, "{}: {l}", paint(style::RED, "error"));
         }
@@ -112,7 +137,7 @@ impl Printer {
     /// Asks a yes/no question on the terminal; only `y` or `yes` is a yes.
     pub fn confirm(&self, question: &str) -> bool {
         {
-            let mut out = anstream::stdout().lock();
+            let mut out = stdout();
             let _ = write!(out, "{} [y/N] ", paint(style::BOLD, question));
             let _ = out.flush();
         }

@@ -81,9 +81,9 @@ impl Progress {
     fn line(&self, text: String) {
         use std::io::Write;
         if self.to_stdout {
-            let _ = writeln!(anstream::stdout().lock(), "{text}");
+            let _ = writeln!(crate::output::stdout(), "{text}");
         } else {
-            let _ = writeln!(anstream::stderr().lock(), "{text}");
+            let _ = writeln!(crate::output::stderr(), "{text}");
         }
     }
 

@@ -29,6 +29,12 @@ pub struct Component;
 #[cfg(feature = "component")]
 export!(Component);
 
+/// A JSON value as text, written by serde_json straight into a string
+/// (`Display` goes through `fmt` one fragment at a time).
+fn text(value: &Value) -> String {
+    serde_json::to_string(value).expect("a JSON value always serializes")
+}
+
 /// The WIT imports as the library's cluster and host services.
 struct Imports;
 
@@ -116,12 +122,12 @@ fn resource_out(r: m::Resource) -> t::Resource {
     t::Resource {
         id: r.id,
         type_: r.type_,
-        attributes: r.attributes.to_string(),
+        attributes: text(&r.attributes),
         depends_on: r.depends_on,
         extensions: if r.extensions.is_null() {
             "{}".to_owned()
         } else {
-            r.extensions.to_string()
+            text(&r.extensions)
         },
     }
 }
@@ -239,7 +245,7 @@ impl Cluster for Imports {
             dry_run: o.dry_run,
             field_manager: o.field_manager.clone(),
         };
-        object_in(&k8s::create(&api_out(r), ns, &object.to_string(), &options).map_err(error_in)?)
+        object_in(&k8s::create(&api_out(r), ns, &text(object), &options).map_err(error_in)?)
     }
 
     fn patch(
@@ -262,7 +268,7 @@ impl Cluster for Imports {
                 ns,
                 name,
                 patch_type_out(ty),
-                &body.to_string(),
+                &text(body),
                 &options,
             )
             .map_err(error_in)?,
@@ -378,7 +384,7 @@ fn apply_options_in(o: rt::ApplyOptions) -> m::ApplyOptions {
 fn apply_response_out(r: m::ApplyResponse) -> rt::ApplyResponse {
     rt::ApplyResponse {
         resource: r.resource.map(resource_out),
-        live: r.live.map(|v| v.to_string()),
+        live: r.live.as_ref().map(text),
         action: map_enum!(r.action, m::Action => rt::Action { Create, Update, Unchanged, Delete, Replace }),
         status: r.status.map(status_out),
         retries: r.retries,
@@ -531,7 +537,9 @@ impl logic::Guest for Component {
     }
 
     fn normalize(object: String) -> Result<String, t::Status> {
-        Ok(crate::normalize::normalize(&object_arg(&object, "object")?).to_string())
+        Ok(text(&crate::normalize::normalize(&object_arg(
+            &object, "object",
+        )?)))
     }
 
     fn diff(
@@ -574,7 +582,7 @@ impl logic::Guest for Component {
             .map_err(status_out)?;
         Ok(logic::Patch {
             type_: patch_type_out(patch.type_),
-            body: patch.body.to_string(),
+            body: text(&patch.body),
         })
     }
 }

@@ -34,18 +34,30 @@ pub fn normalize_result(object: &Value) -> Value {
     strip_server_fields(object, &kept)
 }
 
-/// `object` without `status` and the `metadata` fields named in `fields`.
+/// `object` without `status` and the `metadata` fields named in `fields`, in
+/// its order. Only what is kept is copied (`managedFields` is often most of
+/// an object).
 fn strip_server_fields(object: &Value, fields: &[&str]) -> Value {
-    let mut out = object.clone();
-    if let Some(root) = out.as_object_mut() {
-        root.remove("status");
-        if let Some(meta) = root.get_mut("metadata").and_then(Value::as_object_mut) {
-            for key in fields {
-                meta.remove(*key);
-            }
-        }
-    }
-    out
+    let Some(root) = object.as_object() else {
+        return object.clone();
+    };
+    let out = root
+        .iter()
+        .filter(|(key, _)| *key != "status")
+        .map(|(key, value)| {
+            let value = match (key.as_str(), value) {
+                ("metadata", Value::Object(meta)) => Value::Object(
+                    meta.iter()
+                        .filter(|(field, _)| !fields.contains(&field.as_str()))
+                        .map(|(field, v)| (field.clone(), v.clone()))
+                        .collect(),
+                ),
+                _ => value.clone(),
+            };
+            (key.clone(), value)
+        })
+        .collect();
+    Value::Object(out)
 }
 
 /// D2 normalisation for comparing: [`normalize`] plus the last-applied annotation removed,

@@ -14,6 +14,7 @@ use std::time::Duration;
 use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::{
     Cache, CacheConfig, Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig,
+    ProfilingStrategy,
 };
 
 /// The `kusion:runtime` interfaces a runtime component may import.
@@ -63,18 +64,24 @@ pub struct EngineOptions {
     /// the instance ends, instead of being handed back to the kernel and
     /// faulted in again by the next instance; 0 hands everything back.
     pub keep_resident_bytes: usize,
+    /// Writes `/tmp/perf-<pid>.map`, naming the machine code compiled from
+    /// each guest function, for `perf` and for the bench's instruction counts
+    /// (callgrind sees that code as bare addresses otherwise).
+    pub perf_map: bool,
 }
 
 impl Default for EngineOptions {
     /// Default limits, 32 concurrent instances, cache in `$XDG_CACHE_HOME/krt`
     /// (or `~/.cache/krt`), 4 MiB of memory kept resident per instance slot
-    /// (the built-in guest uses about 1.2 MiB for ordinary objects).
+    /// (the built-in guest uses about 1.2 MiB for ordinary objects), and a
+    /// perf map when the environment sets `KRT_PERF_MAP`.
     fn default() -> Self {
         EngineOptions {
             limits: Limits::default(),
             max_instances: 32,
             cache_dir: default_cache_dir(),
             keep_resident_bytes: 4 << 20,
+            perf_map: std::env::var_os("KRT_PERF_MAP").is_some(),
         }
     }
 }
@@ -148,6 +155,9 @@ fn build_engine_and_cache(options: &EngineOptions) -> Result<(Engine, Option<Cac
         .table_keep_resident(options.keep_resident_bytes.min(64 << 10))
         .pagemap_scan(wasmtime::Enabled::Auto);
     cfg.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    if options.perf_map {
+        cfg.profiler(ProfilingStrategy::PerfMap);
+    }
     let mut cache = None;
     if let Some(dir) = &options.cache_dir {
         let mut config = CacheConfig::new();

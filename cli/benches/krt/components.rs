@@ -1,8 +1,65 @@
 //! `components`: the size of each component krt ships or tests with, as
-//! built from this checkout.
+//! built from this checkout, and what its first use (a compile) and a later
+//! start (the compile cache) cost.
 
-use crate::Bench;
-use std::path::PathBuf;
+use crate::{Bench, kube_cluster, start_cluster, verdict};
+use krt_host::{ComponentRuntime, ComponentSource, EngineOptions, Middleware};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The goals for the largest component (the JavaScript middleware).
+const FIRST_USE_GOAL: Duration = Duration::from_secs(8);
+const CACHED_GOAL: Duration = Duration::from_millis(50);
+
+/// Loads krt's guest with `middleware` in front (or alone) on a new engine
+/// with its compile cache in `cache`, as a new krt process would; the time.
+async fn load(middleware: Option<&Path>, cache: &Path) -> Duration {
+    let cluster = start_cluster().await;
+    let options = EngineOptions {
+        cache_dir: Some(cache.to_path_buf()),
+        ..EngineOptions::default()
+    };
+    let mut builder = ComponentRuntime::builder(ComponentSource::Default);
+    if let Some(path) = middleware {
+        builder = builder.middleware(Middleware::new(
+            "measured",
+            ComponentSource::File(path.to_path_buf()),
+        ));
+    }
+    let started = Instant::now();
+    builder
+        .build(kube_cluster(&cluster), &options)
+        .await
+        .expect("the component loads");
+    started.elapsed()
+}
+
+/// The first use of a component (its compile, into an empty cache that
+/// already holds krt's guest) and a later start (a new engine finding it in
+/// the cache), for `middleware`, or for krt's guest alone when `None`.
+async fn first_use_and_cached(middleware: Option<&Path>, dir: &Path) -> (Duration, Duration) {
+    let cache = tempfile::tempdir_in(dir).unwrap();
+    if middleware.is_some() {
+        load(None, cache.path()).await;
+    }
+    let first = load(middleware, cache.path()).await;
+    let mut cached: Vec<Duration> = Vec::new();
+    for _ in 0..5 {
+        cached.push(load(middleware, cache.path()).await);
+    }
+    // What the guest alone costs from the cache is not the middleware's.
+    let guest = if middleware.is_some() {
+        let mut alone: Vec<Duration> = Vec::new();
+        for _ in 0..5 {
+            alone.push(load(None, cache.path()).await);
+        }
+        crate::percentile(&mut alone, 0.5)
+    } else {
+        Duration::ZERO
+    };
+    let cached = crate::percentile(&mut cached, 0.5).saturating_sub(guest);
+    (first, cached)
+}
 
 /// A size in decimal megabytes and in bytes: `12.3 MB (12,253,853 bytes)`.
 fn size(bytes: u64) -> String {
@@ -62,10 +119,42 @@ impl Bench {
             };
             rows.push(vec![what.to_string(), cell]);
         }
+        let mut timed = Vec::new();
+        for (i, (what, path)) in [(rows[0][0].clone(), None)]
+            .into_iter()
+            .chain(
+                built
+                    .iter()
+                    .filter_map(|(what, path)| path.map(|p| (what.to_string(), Some(p.as_path())))),
+            )
+            .enumerate()
+        {
+            let (first, cached) = first_use_and_cached(path, self.path()).await;
+            rows[i].push(format!("{:.2}", first.as_secs_f64()));
+            rows[i].push(format!("{:.1}", cached.as_secs_f64() * 1e3));
+            timed.push((what, first, cached));
+        }
+        for row in &mut rows {
+            row.resize(4, "".into());
+        }
         crate::table(
-            "Components: size on disk, as built from this checkout (wasm32-wasip2, release)",
-            &["component", "size"],
+            "Components: size on disk, as built from this checkout (wasm32-wasip2, release); \
+             first use = the compile into an empty cache, cached = a new engine loading it \
+             from the cache (median of 5; a middleware's row leaves krt's guest out)",
+            &["component", "size", "first use s", "cached ms"],
             &rows,
         );
+        if let Some((what, first, cached)) = timed.iter().find(|(w, _, _)| w.contains("JavaScript"))
+        {
+            say!(
+                "\n{what}: first use {:.2} s (goal ≤ {} s: {}), cached {:.1} ms (goal ≤ {} ms: {})",
+                first.as_secs_f64(),
+                FIRST_USE_GOAL.as_secs(),
+                verdict(*first <= FIRST_USE_GOAL),
+                cached.as_secs_f64() * 1e3,
+                CACHED_GOAL.as_millis(),
+                verdict(*cached <= CACHED_GOAL),
+            );
+        }
     }
 }

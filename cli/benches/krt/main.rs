@@ -25,7 +25,9 @@
 //! 9. quickstart: `krt apply -f examples/quickstart.yaml` on the embedded
 //!    cluster, against `KRT_BENCH_OTHER_KRT` when set, interleaved.
 //! 10. components: the size of each component krt ships or tests with.
-//! 11. first-apply (only when named): the README's first command on a fresh
+//! 11. instructions: the instructions `krt apply` executes per object (1,000
+//!     creates, then 1,000 unchanged), counted by callgrind and split by crate.
+//! 12. first-apply (only when named): the README's first command on a fresh
 //!     clone, wall and CPU time.
 //!
 //! `KRT_BENCH_KRT=path` measures another krt binary (a release build, say)
@@ -50,7 +52,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Every section, in the order a full run takes them. A run names sections to
 /// pick them; `OPT_IN` ones run only when named.
-const SECTIONS: [&str; 11] = [
+const SECTIONS: [&str; 12] = [
     "boundary",
     "throughput",
     "requests",
@@ -61,6 +63,7 @@ const SECTIONS: [&str; 11] = [
     "profiles",
     "quickstart",
     "components",
+    "instructions",
     "first-apply",
 ];
 
@@ -79,7 +82,7 @@ macro_rules! say {
     ($($arg:tt)*) => {{
         let line = format!($($arg)*);
         println!("{line}");
-        let mut output = OUTPUT.lock().unwrap();
+        let mut output = $crate::OUTPUT.lock().unwrap();
         output.push_str(&line);
         output.push('\n');
     }};
@@ -87,6 +90,7 @@ macro_rules! say {
 
 mod components;
 mod docs;
+mod instructions;
 mod quickstart;
 
 /// The krt binary measured: `KRT_BENCH_KRT` when set (a krt built another
@@ -122,12 +126,18 @@ async fn main() {
             }
         })
         .collect();
-    if picked.len() > 1 {
+    let backtraces = ["RUST_BACKTRACE", "RUST_LIB_BACKTRACE"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some());
+    if picked.len() > 1 || backtraces {
         // Each section in a process of its own: what one section's simulators
         // leave in this process (tasks, memory, a busy runtime) must not slow
-        // the next one down.
+        // the next one down. Nor does it capture a backtrace with every error,
+        // whatever the environment says.
         for name in picked {
             let status = std::process::Command::new(std::env::current_exe().unwrap())
+                .env_remove("RUST_BACKTRACE")
+                .env_remove("RUST_LIB_BACKTRACE")
                 .arg(name)
                 .args(write_docs.then_some("--write-docs"))
                 .status()
@@ -156,6 +166,7 @@ async fn main() {
         "profiles" => bench.profiles().await,
         "quickstart" => bench.quickstart().await,
         "components" => bench.components().await,
+        "instructions" => bench.instructions().await,
         "first-apply" => bench.first_apply().await,
         _ => unreachable!("every section is matched"),
     }
@@ -519,6 +530,8 @@ impl Bench {
                 "", rt => rt.apply_ok(&web, &apply));
             versus!(levers, &other, &component, format!("{label}: watch, 1 MiB ConfigMap"),
                 "", rt => rt.watch_ok(&big, &watch));
+            versus!(levers, &other, &component, format!("{label}: instantiate + call"),
+                "", rt => rt.empty_read());
         }
         table(
             "Levers: each variant against the default component runtime, interleaved",

@@ -38,10 +38,15 @@ pub fn diff(before: Option<&Value>, after: Option<&Value>, ignore_paths: &[Strin
     let prepare = |object: Option<&Value>| {
         object.map(|object| {
             let mut object = normalize_for_diff(object);
+            let secret = object.as_object().is_some_and(is_secret);
+            if ignore_paths.is_empty() && !secret {
+                return object;
+            }
             for path in ignore_paths {
                 ignore::remove(&mut object, path);
             }
-            // Ignoring the last annotation or label leaves an empty map: drop it again.
+            // Ignoring the last annotation or label leaves an empty map, and a
+            // Secret's folded data is normalized once more: as a second pass would.
             normalize_for_diff(&object)
         })
     };

@@ -261,7 +261,9 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
         }
         Some(match &self.live {
             None => Observation::Absent,
-            Some(live) => Observation::Seen(live.to_string()),
+            Some(live) => Observation::Seen(
+                serde_json::to_string(live).expect("a JSON value always serializes"),
+            ),
         })
     }
 

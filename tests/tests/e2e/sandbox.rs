@@ -452,3 +452,38 @@ async fn compiled_components_are_cached_on_disk_by_content_and_settings() {
     assert_eq!(hits, 0);
     assert!(misses > 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_calls_memory_is_never_seen_by_the_next_call() {
+    let cluster = SimCluster::start().await;
+    let client = Arc::new(KubeCluster::new(cluster.client.clone(), "default"));
+    // One instance slot, so every call reuses the memory of the one before;
+    // kept resident (reset in place) and handed back to the kernel alike.
+    for keep_resident_bytes in [EngineOptions::default().keep_resident_bytes, 0] {
+        let options = EngineOptions {
+            max_instances: 1,
+            cache_dir: Some(cache_dir()),
+            keep_resident_bytes,
+            ..EngineOptions::default()
+        };
+        let rt = ComponentRuntime::new(&source(guests::RESIDUE), client.clone(), &options)
+            .await
+            .expect("the residue guest loads");
+        for round in 0..3 {
+            let (wrote, _) = apply(&rt, &configmap("default", "write")).await;
+            let seen = failure(&wrote, StatusCode::Internal, "Found");
+            assert_contains(&seen, "the secret at address");
+            let (next, _) = apply(&rt, &configmap("default", "scan")).await;
+            let message = failure(&next, StatusCode::Internal, "NotFound");
+            assert_contains(&message, "no secret in");
+            let scanned: usize = message
+                .split_whitespace()
+                .find_map(|w| w.parse().ok())
+                .expect("the bytes scanned");
+            assert!(
+                scanned > 4 << 20,
+                "round {round}, keep_resident {keep_resident_bytes}: scanned only {scanned} bytes"
+            );
+        }
+    }
+}
