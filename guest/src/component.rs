@@ -29,12 +29,6 @@ pub struct Component;
 #[cfg(feature = "component")]
 export!(Component);
 
-/// A JSON value as text, written by serde_json straight into a string
-/// (`Display` goes through `fmt` one fragment at a time).
-fn text(value: &Value) -> String {
-    serde_json::to_string(value).expect("a JSON value always serializes")
-}
-
 /// The WIT imports as the library's cluster and host services.
 struct Imports;
 
@@ -122,12 +116,12 @@ fn resource_out(r: m::Resource) -> t::Resource {
     t::Resource {
         id: r.id,
         type_: r.type_,
-        attributes: text(&r.attributes),
+        attributes: m::json_text(&r.attributes),
         depends_on: r.depends_on,
         extensions: if r.extensions.is_null() {
             "{}".to_owned()
         } else {
-            text(&r.extensions)
+            m::json_text(&r.extensions)
         },
     }
 }
@@ -245,7 +239,7 @@ impl Cluster for Imports {
             dry_run: o.dry_run,
             field_manager: o.field_manager.clone(),
         };
-        object_in(&k8s::create(&api_out(r), ns, &text(object), &options).map_err(error_in)?)
+        object_in(&k8s::create(&api_out(r), ns, &m::json_text(object), &options).map_err(error_in)?)
     }
 
     fn patch(
@@ -268,7 +262,7 @@ impl Cluster for Imports {
                 ns,
                 name,
                 patch_type_out(ty),
-                &text(body),
+                &m::json_text(body),
                 &options,
             )
             .map_err(error_in)?,
@@ -384,7 +378,7 @@ fn apply_options_in(o: rt::ApplyOptions) -> m::ApplyOptions {
 fn apply_response_out(r: m::ApplyResponse) -> rt::ApplyResponse {
     rt::ApplyResponse {
         resource: r.resource.map(resource_out),
-        live: r.live.as_ref().map(text),
+        live: r.live.as_ref().map(m::json_text),
         action: map_enum!(r.action, m::Action => rt::Action { Create, Update, Unchanged, Delete, Replace }),
         status: r.status.map(status_out),
         retries: r.retries,
@@ -537,7 +531,7 @@ impl logic::Guest for Component {
     }
 
     fn normalize(object: String) -> Result<String, t::Status> {
-        Ok(text(&crate::normalize::normalize(&object_arg(
+        Ok(m::json_text(&crate::normalize::normalize(&object_arg(
             &object, "object",
         )?)))
     }
@@ -582,7 +576,7 @@ impl logic::Guest for Component {
             .map_err(status_out)?;
         Ok(logic::Patch {
             type_: patch_type_out(patch.type_),
-            body: text(&patch.body),
+            body: m::json_text(&patch.body),
         })
     }
 }

@@ -617,3 +617,10 @@ pub struct Patch {
     /// Document.
     pub body: Value,
 }
+
+/// A JSON value as compact text, as `Display` prints it, but written by
+/// serde_json straight into the string (`Display` goes through `fmt` one
+/// fragment at a time): how krt prints every object it hands on.
+pub fn json_text(value: &Value) -> String {
+    serde_json::to_string(value).expect("a JSON value always serializes")
+}

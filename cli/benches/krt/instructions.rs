@@ -274,14 +274,14 @@ impl Bench {
         }
         self.warm_cache().await;
         // `KRT_BENCH_GUEST=path` counts another runtime component in place of the built-in one.
-        let guest = std::env::var_os("KRT_BENCH_GUEST").map(PathBuf::from);
+        let guest = crate::bench_guest();
         let component: Vec<&str> = match &guest {
-            Some(path) => vec!["--component", path.to_str().expect("a UTF-8 path")],
+            Some((path, _)) => vec!["--component", path.to_str().expect("a UTF-8 path")],
             None => Vec::new(),
         };
         let cluster = start_cluster().await;
-        if let Some(path) = &guest {
-            say!("runtime component: {} (KRT_BENCH_GUEST)", path.display());
+        if let Some((path, label)) = &guest {
+            say!("runtime component: {} ({label})", path.display());
             let warm = manifests(self.path(), "warm-guest", &in_new_namespace(1));
             let args = [
                 &["apply", "-f", warm.to_str().unwrap(), "--yes"],
@@ -298,35 +298,44 @@ impl Bench {
         let mut profiles = Vec::new();
         for run in ["create", "unchanged"] {
             let out = self.path().join(format!("callgrind-{run}.out"));
-            let krt = crate::this_krt();
-            let mut cmd = tokio::process::Command::new("valgrind");
-            cmd.args([
+            let valgrind = [
+                "valgrind",
                 "--tool=callgrind",
                 "--compress-strings=no",
                 "--compress-pos=no",
                 // wasmtime writes the compiled guest into memory it then runs.
                 "--smc-check=all-non-file",
-            ])
-            .arg(format!("--callgrind-out-file={}", out.display()))
-            .arg(&krt)
-            .arg("--kubeconfig")
-            .arg(&cluster.kubeconfig)
-            .args(["apply", "-f", dir.to_str().unwrap(), "--yes"])
-            .args(&component)
-            .current_dir(work.path())
-            .env("XDG_CACHE_HOME", &self.cache)
-            .env_remove("KUBECONFIG");
+            ]
+            .map(String::from);
+            let valgrind = [
+                &valgrind[..],
+                &[format!("--callgrind-out-file={}", out.display())],
+            ]
+            .concat();
+            let args = [
+                &["apply", "-f", dir.to_str().unwrap(), "--yes"],
+                &component[..],
+            ]
+            .concat();
+            let mut cmd = crate::krt_command(
+                Some(&valgrind),
+                &crate::this_krt(),
+                &cluster.kubeconfig,
+                &args,
+                work.path(),
+                &self.cache,
+            );
             cmd.env("KRT_PERF_MAP", "1")
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
             let child = cmd.spawn().expect("valgrind starts");
             let pid = child.id().expect("a running child");
-            let out_put = child.wait_with_output().await.expect("valgrind runs");
+            let done = child.wait_with_output().await.expect("valgrind runs");
             assert!(
-                out_put.status.success(),
+                done.status.success(),
                 "krt apply ({run}) under callgrind failed:\n{}",
-                String::from_utf8_lossy(&out_put.stderr)
+                String::from_utf8_lossy(&done.stderr)
             );
             let map = PathBuf::from(format!("/tmp/perf-{pid}.map"));
             let names = perf_map(&map);

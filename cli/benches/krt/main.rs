@@ -522,10 +522,8 @@ impl Bench {
         versus!(levers, &released, &component,
             "memory handed back to the kernel after each instance (keep_resident 0): read",
             "", rt => rt.read_ok(&web, &read));
-        if let Some(path) = std::env::var_os("KRT_BENCH_GUEST") {
-            let label =
-                std::env::var("KRT_BENCH_GUEST_LABEL").unwrap_or_else(|_| "KRT_BENCH_GUEST".into());
-            let other = lever(options.clone(), ComponentSource::File(path.into())).await;
+        if let Some((path, label)) = bench_guest() {
+            let other = lever(options.clone(), ComponentSource::File(path)).await;
             versus!(levers, &other, &component, format!("{label}: apply, unchanged Deployment"),
                 "", rt => rt.apply_ok(&web, &apply));
             versus!(levers, &other, &component, format!("{label}: watch, 1 MiB ConfigMap"),
@@ -1186,14 +1184,44 @@ async fn run_krt(
     work: &Path,
     cache: &Path,
 ) -> (Duration, Run) {
-    let mut cmd = tokio::process::Command::new(bin);
+    timed(krt_command(None, bin, kubeconfig, args, work, cache)).await
+}
+
+/// The command that runs the krt binary `bin` with `args` against
+/// `kubeconfig` in `work`, with its compile cache in `cache`; under `wrapper`
+/// (a program and its arguments, such as valgrind's) when given.
+fn krt_command(
+    wrapper: Option<&[String]>,
+    bin: &Path,
+    kubeconfig: &Path,
+    args: &[&str],
+    work: &Path,
+    cache: &Path,
+) -> tokio::process::Command {
+    let mut cmd = match wrapper {
+        Some([program, wrapper_args @ ..]) => {
+            let mut cmd = tokio::process::Command::new(program);
+            cmd.args(wrapper_args).arg(bin);
+            cmd
+        }
+        _ => tokio::process::Command::new(bin),
+    };
     cmd.arg("--kubeconfig")
         .arg(kubeconfig)
         .args(args)
         .current_dir(work)
         .env("XDG_CACHE_HOME", cache)
         .env_remove("KUBECONFIG");
-    timed(cmd).await
+    cmd
+}
+
+/// `KRT_BENCH_GUEST=path`: a runtime component to measure against (or in
+/// place of) the built-in guest, with how the tables name it
+/// (`KRT_BENCH_GUEST_LABEL`, else `KRT_BENCH_GUEST`).
+fn bench_guest() -> Option<(PathBuf, String)> {
+    let path = std::env::var_os("KRT_BENCH_GUEST")?;
+    let label = std::env::var("KRT_BENCH_GUEST_LABEL").unwrap_or_else(|_| "KRT_BENCH_GUEST".into());
+    Some((PathBuf::from(path), label))
 }
 
 async fn timed(mut cmd: tokio::process::Command) -> (Duration, Run) {

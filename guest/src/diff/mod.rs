@@ -199,7 +199,7 @@ impl Walk {
             if masked {
                 mask(value, tag).to_string()
             } else {
-                value.to_string()
+                crate::model::json_text(value)
             }
         };
         let (tag_before, tag_after) = match (before, after) {

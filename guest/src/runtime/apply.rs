@@ -261,9 +261,7 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
         }
         Some(match &self.live {
             None => Observation::Absent,
-            Some(live) => Observation::Seen(
-                serde_json::to_string(live).expect("a JSON value always serializes"),
-            ),
+            Some(live) => Observation::Seen(crate::model::json_text(live)),
         })
     }
 

@@ -45,7 +45,7 @@ pub fn annotate(plan: &Value, live: Option<&Value>) -> Value {
         (recorded(live).as_ref() == Some(&config)).then(|| text.to_owned())
     }) {
         Some(text) => text,
-        None => config.to_string(),
+        None => crate::model::json_text(&config),
     };
     let mut out = config;
     if let Some(root) = out.as_object_mut() {
