@@ -1,9 +1,10 @@
 //! The wasmtime engine (one per process) and component loading: compile once
-//! (with wasmtime's on-disk cache, keyed by the component's bytes and the
-//! engine's settings), check the component's imports and exports against what
-//! krt offers, link once, instantiate per call through `InstancePre`.
+//! (with krt's on-disk cache, keyed by the component's bytes and the engine's
+//! settings), check the component's imports and exports against what krt
+//! offers, link once, instantiate per call through `InstancePre`.
 
 use crate::bindings::{logic as l, observed as o, runtime as rt};
+use crate::compile_cache::CompileCache;
 use crate::error::Error;
 use crate::link::Limits;
 use crate::state::HostState;
@@ -13,8 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::{
-    Cache, CacheConfig, Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig,
-    ProfilingStrategy,
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ProfilingStrategy,
 };
 
 /// The `kusion:runtime` interfaces a runtime component may import.
@@ -30,6 +30,20 @@ pub(crate) enum LinkKind {
     Runtime,
     /// A middleware in front of it (world `middleware` or `cluster-middleware`).
     Middleware,
+}
+
+impl LinkKind {
+    /// What `component` is by its imports: a middleware imports the next link.
+    fn of(engine: &Engine, component: &Component) -> LinkKind {
+        let imports_next = component
+            .component_type()
+            .imports(engine)
+            .any(|(import, _)| split_version(import).0 == format!("kusion:runtime/{NEXT_LINK}"));
+        match imports_next {
+            true => LinkKind::Middleware,
+            false => LinkKind::Runtime,
+        }
+    }
 }
 
 /// How often the engine's epoch advances; CPU deadlines are counted in these ticks.
@@ -57,8 +71,13 @@ pub struct EngineOptions {
     pub limits: Limits,
     /// Most instances alive at once (sizes the pooling allocator).
     pub max_instances: u32,
-    /// Directory of the compiled-component cache; `None` disables it.
+    /// Directory of the compiled-component cache; `None` disables it. krt
+    /// maps the machine code it finds there into the process, so it must be
+    /// private to the user (owned by them, writable by nobody else).
     pub cache_dir: Option<PathBuf>,
+    /// Most bytes the compiled-component cache keeps; the least recently used
+    /// components go first when it grows past this.
+    pub cache_max_bytes: u64,
     /// Bytes of each pooled instance's linear memory kept mapped and reset
     /// with `memset` (only the pages touched, where the kernel can tell) when
     /// the instance ends, instead of being handed back to the kernel and
@@ -71,8 +90,8 @@ pub struct EngineOptions {
 }
 
 impl Default for EngineOptions {
-    /// Default limits, 32 concurrent instances, cache in `$XDG_CACHE_HOME/krt`
-    /// (or `~/.cache/krt`), 4 MiB of memory kept resident per instance slot
+    /// Default limits, 32 concurrent instances, a cache of up to 1 GiB in
+    /// `$XDG_CACHE_HOME/krt/components` (or `~/.cache/krt/components`), 4 MiB of memory kept resident per instance slot
     /// (the built-in guest uses about 1.2 MiB for ordinary objects), and a
     /// perf map when the environment sets `KRT_PERF_MAP`.
     fn default() -> Self {
@@ -80,6 +99,7 @@ impl Default for EngineOptions {
             limits: Limits::default(),
             max_instances: 32,
             cache_dir: default_cache_dir(),
+            cache_max_bytes: 1 << 30,
             keep_resident_bytes: 4 << 20,
             perf_map: std::env::var_os("KRT_PERF_MAP").is_some(),
         }
@@ -90,7 +110,7 @@ fn default_cache_dir() -> Option<PathBuf> {
     std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .map(|base| base.join("krt").join("wasmtime"))
+        .map(|base| base.join("krt").join("components"))
 }
 
 /// The engine several runtimes share: compiled code, the on-disk compile
@@ -102,7 +122,7 @@ fn default_cache_dir() -> Option<PathBuf> {
 #[derive(Clone)]
 pub struct SharedEngine {
     engine: Engine,
-    cache: Option<Cache>,
+    cache: Option<Arc<CompileCache>>,
 }
 
 impl SharedEngine {
@@ -112,28 +132,62 @@ impl SharedEngine {
     /// cache when `cache_dir` names one.
     ///
     /// # Errors
-    /// Fails when wasmtime rejects the configuration or the cache directory.
+    /// Fails when wasmtime rejects the configuration, or the cache directory
+    /// cannot be created or is not private to this user.
     pub fn new(options: &EngineOptions) -> Result<Self, Error> {
-        let (engine, cache) = build_engine_and_cache(options)?;
+        let engine = build_engine(options)?;
+        let cache = match &options.cache_dir {
+            Some(dir) => Some(Arc::new(CompileCache::open(
+                dir,
+                &engine,
+                options.cache_max_bytes,
+            )?)),
+            None => None,
+        };
         Ok(SharedEngine { engine, cache })
     }
 
     /// How many compiled components the on-disk cache had (hits) and did not
     /// have (misses, then compiled and added), when the cache is enabled.
     pub fn compile_cache_counts(&self) -> Option<(usize, usize)> {
-        self.cache
-            .as_ref()
-            .map(|c| (c.cache_hits(), c.cache_misses()))
+        self.cache.as_ref().map(|c| c.counts())
     }
 
-    /// The wasmtime engine, inside the host.
-    pub(crate) fn engine(&self) -> &Engine {
-        &self.engine
+    /// Compiles `source` into the on-disk cache and checks it as
+    /// [`ComponentRuntime`](crate::ComponentRuntime) would load it (as a
+    /// middleware when it imports the next link, else as a runtime), so that
+    /// its first use is a cached start: for example when a component is
+    /// installed, or while an image is built.
+    ///
+    /// # Errors
+    /// [`Error::NoCompileCache`] without a cache; otherwise what loading the
+    /// component would report (unreadable, invalid, a refused import, a
+    /// version or world mismatch).
+    pub async fn precompile(&self, source: &ComponentSource) -> Result<Precompiled, Error> {
+        if self.cache.is_none() {
+            return Err(Error::NoCompileCache);
+        }
+        let (component, name, cached) = compile(self, source).await?;
+        let kind = LinkKind::of(&self.engine, &component);
+        check_world(&self.engine, &component, &name, kind)?;
+        Ok(Precompiled {
+            middleware: kind == LinkKind::Middleware,
+            compiled: !cached,
+        })
     }
 }
 
-/// The engine of [`SharedEngine::new`], and its compile cache when enabled.
-fn build_engine_and_cache(options: &EngineOptions) -> Result<(Engine, Option<Cache>), Error> {
+/// What [`SharedEngine::precompile`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Precompiled {
+    /// The component is a middleware (it imports the next link), not a runtime.
+    pub middleware: bool,
+    /// It was compiled now; `false` when the cache already had it.
+    pub compiled: bool,
+}
+
+/// The engine of [`SharedEngine::new`].
+fn build_engine(options: &EngineOptions) -> Result<Engine, Error> {
     let mut cfg = Config::new();
     cfg.epoch_interruption(true);
     cfg.concurrency_support(false);
@@ -158,14 +212,6 @@ fn build_engine_and_cache(options: &EngineOptions) -> Result<(Engine, Option<Cac
     if options.perf_map {
         cfg.profiler(ProfilingStrategy::PerfMap);
     }
-    let mut cache = None;
-    if let Some(dir) = &options.cache_dir {
-        let mut config = CacheConfig::new();
-        config.with_directory(dir);
-        let created = Cache::new(config).map_err(Error::engine)?;
-        cfg.cache(Some(created.clone()));
-        cache = Some(created);
-    }
     let engine = Engine::new(&cfg).map_err(Error::engine)?;
     let weak = engine.weak();
     std::thread::Builder::new()
@@ -178,7 +224,7 @@ fn build_engine_and_cache(options: &EngineOptions) -> Result<(Engine, Option<Cac
             }
         })
         .map_err(|e| Error::Engine(e.into()))?;
-    Ok((engine, cache))
+    Ok(engine)
 }
 
 /// Compiles `source` (off the async executor), checks its imports and
@@ -194,11 +240,12 @@ fn build_engine_and_cache(options: &EngineOptions) -> Result<(Engine, Option<Cac
 /// the wrong kind of component, or a world mismatch (the message names the
 /// import or export).
 pub(crate) async fn load_component(
-    engine: &Engine,
+    shared: &SharedEngine,
     source: &ComponentSource,
     kind: LinkKind,
 ) -> Result<Loaded, Error> {
-    let (component, name) = compile(engine, source).await?;
+    let (component, name, _) = compile(shared, source).await?;
+    let engine = &shared.engine;
     check_world(engine, &component, &name, kind)?;
     let mut linker = Linker::new(engine);
     crate::imports::add_to_linker(&mut linker).map_err(Error::engine)?;
@@ -238,9 +285,13 @@ pub(crate) struct Loaded {
     pub(crate) name: String,
 }
 
-/// Reads and compiles `source` off the async executor; the component's name
-/// for messages comes with it.
-async fn compile(engine: &Engine, source: &ComponentSource) -> Result<(Component, String), Error> {
+/// Reads and compiles `source` off the async executor, through the cache when
+/// there is one; the component's name for messages, and whether the cache had
+/// it, come with it.
+async fn compile(
+    shared: &SharedEngine,
+    source: &ComponentSource,
+) -> Result<(Component, String, bool), Error> {
     let bytes: Arc<[u8]> = match source {
         ComponentSource::Default => Arc::from(DEFAULT_COMPONENT),
         ComponentSource::Bytes(b) => b.clone(),
@@ -256,18 +307,21 @@ async fn compile(engine: &Engine, source: &ComponentSource) -> Result<(Component
         ComponentSource::Default => "the built-in guest".to_string(),
         ComponentSource::Bytes(_) => "the component".to_string(),
     };
-    let compile_engine = engine.clone();
-    let compiled = tokio::task::spawn_blocking(move || Component::new(&compile_engine, &bytes))
-        .await
-        .map_err(|e| Error::InvalidComponent {
-            name: name.clone(),
-            source: e.into(),
-        })?
-        .map_err(|e| Error::InvalidComponent {
-            name: name.clone(),
-            source: e.into(),
-        })?;
-    Ok((compiled, name))
+    let shared = shared.clone();
+    let (compiled, cached) = tokio::task::spawn_blocking(move || match &shared.cache {
+        Some(cache) => cache.component(&shared.engine, &bytes),
+        None => Component::new(&shared.engine, &bytes).map(|c| (c, false)),
+    })
+    .await
+    .map_err(|e| Error::InvalidComponent {
+        name: name.clone(),
+        source: e.into(),
+    })?
+    .map_err(|e| Error::InvalidComponent {
+        name: name.clone(),
+        source: e.into(),
+    })?;
+    Ok((compiled, name, cached))
 }
 
 /// Checks a component's imports against the allow-list for `kind`, its

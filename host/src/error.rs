@@ -12,9 +12,16 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// connecting to a cluster.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// wasmtime rejected the engine configuration or its cache.
+    /// wasmtime rejected the engine configuration.
     #[error("wasmtime engine setup failed")]
     Engine(#[source] BoxError),
+    /// The compiled-component cache cannot be used.
+    #[error(transparent)]
+    CompileCache(#[from] crate::compile_cache::CacheError),
+    /// [`SharedEngine::precompile`](crate::SharedEngine::precompile) on an
+    /// engine without a compile cache.
+    #[error("no compile cache to compile into: the engine was built with `cache_dir: None`")]
+    NoCompileCache,
     /// The cluster's identity (its `kube-system` Namespace) could not be read.
     #[error("cannot read the identity of the cluster at {server} (its kube-system Namespace)")]
     Identity {

@@ -17,6 +17,7 @@
 
 mod bindings;
 mod cluster;
+mod compile_cache;
 mod connect;
 mod convert;
 mod engine;
@@ -31,8 +32,9 @@ mod state;
 mod wit;
 
 pub use cluster::{DEFAULT_MAX_IN_FLIGHT, Impersonation, KubeCluster, LimitStats};
+pub use compile_cache::CacheError;
 pub use connect::{ClusterChoice, ConnectOptions, Connected, connect};
-pub use engine::{ComponentSource, DEFAULT_COMPONENT, EngineOptions, SharedEngine};
+pub use engine::{ComponentSource, DEFAULT_COMPONENT, EngineOptions, Precompiled, SharedEngine};
 pub use error::{BoxError, Error};
 pub use krt_guest::model;
 /// The contract this crate's runtimes implement, and where their events go.

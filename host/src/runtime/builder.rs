@@ -111,7 +111,6 @@ impl ChainBuilder {
         cluster: Arc<KubeCluster>,
         limits: Limits,
     ) -> Result<ComponentRuntime, Error> {
-        let engine = engine.engine();
         let links = self.middleware.len() + 1;
         let mut components = Vec::with_capacity(links);
         let mut settings = Vec::with_capacity(links);
@@ -136,6 +135,7 @@ impl ChainBuilder {
             policy: Arc::new(Policy::unrestricted()),
         }));
         Ok(ComponentRuntime {
+            engine: engine.clone(),
             components: components.into(),
             settings: settings.into(),
             cluster,

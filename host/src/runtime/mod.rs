@@ -37,6 +37,8 @@ use std::sync::{Arc, PoisonError, RwLock};
 /// affects all of them.
 #[derive(Clone)]
 pub struct ComponentRuntime {
+    /// The engine the components are compiled on, and its cache.
+    engine: SharedEngine,
     /// The component of each link, outermost first; the runtime is last.
     components: Arc<[RwLock<Arc<Loaded>>]>,
     /// What each link runs under, in the same order.
@@ -179,8 +181,7 @@ impl ComponentRuntime {
 
     /// Loads `source` as link `at` and swaps it in.
     async fn swap(&self, at: usize, source: &ComponentSource, kind: LinkKind) -> Result<(), Error> {
-        let engine = self.loaded(at).pre.engine().clone();
-        let loaded = load_component(&engine, source, kind).await?;
+        let loaded = load_component(&self.engine, source, kind).await?;
         *self.components[at]
             .write()
             .unwrap_or_else(PoisonError::into_inner) = Arc::new(loaded);
