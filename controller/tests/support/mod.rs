@@ -115,7 +115,7 @@ impl Harness {
             resource_concurrency: 4,
             metrics_address: Some("127.0.0.1:0".parse().expect("an address")),
             engine: EngineOptions {
-                cache_dir: Some(krt_testkit::cache_dir().join("krt").join("wasmtime")),
+                cache_dir: Some(krt_testkit::cache_dir().join("krt").join("components")),
                 ..EngineOptions::default()
             },
         };
