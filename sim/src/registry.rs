@@ -134,7 +134,9 @@ pub const FACTS: &[Facts] = &[
     facts("", "configmaps").short(&["cm"]),
     facts("", "endpoints").short(&["ep"]),
     facts("", "events").short(&["ev"]),
-    facts("", "limitranges").short(&["limits"]),
+    facts("", "limitranges")
+        .short(&["limits"])
+        .generation(false),
     facts("", "namespaces")
         .short(&["ns"])
         .verbs(&[
@@ -150,13 +152,17 @@ pub const FACTS: &[Facts] = &[
         .generation(false),
     facts("", "pods").short(&["po"]).all(),
     facts("", "replicationcontrollers").short(&["rc"]).all(),
-    facts("", "resourcequotas").short(&["quota"]),
+    facts("", "resourcequotas")
+        .short(&["quota"])
+        .generation(false),
     facts("", "serviceaccounts").short(&["sa"]),
     facts("", "services")
         .short(&["svc"])
         .all()
         .generation(false),
-    facts("apiregistration.k8s.io", "apiservices").api_extensions(),
+    facts("apiregistration.k8s.io", "apiservices")
+        .api_extensions()
+        .generation(false),
     facts("apps", "daemonsets").short(&["ds"]).all(),
     facts("apps", "deployments").short(&["deploy"]).all(),
     facts("apps", "replicasets").short(&["rs"]).all(),
@@ -170,13 +176,16 @@ pub const FACTS: &[Facts] = &[
     facts("authorization.k8s.io", "subjectaccessreviews").verbs(CREATE),
     facts("autoscaling", "horizontalpodautoscalers")
         .short(&["hpa"])
-        .all(),
+        .all()
+        .generation(false),
     facts("batch", "cronjobs").short(&["cj"]).all(),
     facts("batch", "jobs").all(),
     facts("certificates.k8s.io", "certificatesigningrequests").short(&["csr"]),
     facts("networking.k8s.io", "ingresses").short(&["ing"]),
     facts("networking.k8s.io", "ipaddresses").short(&["ip"]),
     facts("networking.k8s.io", "networkpolicies").short(&["netpol"]),
+    facts("networking.k8s.io", "servicecidrs").generation(false),
+    facts("coordination.k8s.io", "leases").generation(false),
     facts("policy", "poddisruptionbudgets").short(&["pdb"]),
     facts("storage.k8s.io", "storageclasses").short(&["sc"]),
     facts("storage.k8s.io", "volumeattributesclasses").short(&["vac"]),

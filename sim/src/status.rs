@@ -39,7 +39,8 @@ impl Subject<'_> {
     fn details(&self) -> StatusDetails {
         StatusDetails {
             name: Some(self.name.to_string()),
-            group: Some(self.group.to_string()),
+            // `omitempty`: the core group is left out, as kube-apiserver leaves it out.
+            group: (!self.group.is_empty()).then(|| self.group.to_string()),
             kind: Some(self.resource.to_string()),
             ..StatusDetails::default()
         }

@@ -7,11 +7,13 @@
 //!   [`show`] to print a run in an assertion;
 //! - [`assert_contains`] to check a text and [`run_ok`] to run a tool, each showing what
 //!   failed;
-//! - [`cache_dir`]: the compiled-component cache the tests share.
+//! - [`cache_dir`]: the compiled-component cache the tests share;
+//! - [`kinds`]: one manifest of every kind krt-sim serves for writing.
 
 mod assert;
 mod cluster;
 mod fixtures;
+pub mod kinds;
 mod krt;
 
 pub use assert::{assert_contains, run_ok};

@@ -32,6 +32,19 @@ pub fn filter(rt: &ResourceType, params: &Params) -> Result<Filter, ApiError> {
     )
 }
 
+/// An object as a LIST shows it: a built-in kind's items carry no `apiVersion` and `kind` (the
+/// list's own say it), as kube-apiserver encodes a typed list; a custom resource's keep them.
+fn list_item(rt: &ResourceType, object: &Value) -> Value {
+    let mut item = object.clone();
+    if !rt.custom
+        && let Some(map) = item.as_object_mut()
+    {
+        map.remove("apiVersion");
+        map.remove("kind");
+    }
+    item
+}
+
 /// LIST with `labelSelector`, `fieldSelector`, `limit` and `continue`.
 pub fn list(store: &Store, target: &Target, params: &Params) -> Result<(u16, Value), ApiError> {
     let filter = filter(&target.rt, params)?;
@@ -55,7 +68,7 @@ pub fn list(store: &Store, target: &Target, params: &Params) -> Result<(u16, Val
     let page: Vec<Value> = matching
         .iter()
         .take(limit)
-        .map(|(_, o)| (*o).clone())
+        .map(|(_, o)| list_item(&target.rt, o))
         .collect();
     let mut metadata = json!({"resourceVersion": state.resource_version().to_string()});
     if matching.len() > page.len()
