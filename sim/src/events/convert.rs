@@ -115,12 +115,22 @@ fn rename(
     Value::Object(out)
 }
 
-/// A stored core Event as `events.k8s.io/v1` serves it (lists too: each item).
+/// A stored core Event as `events.k8s.io/v1` serves it (lists too: each item, which, as
+/// every built-in list's item, carries no apiVersion and kind).
 pub fn to_events_api(object: &Value) -> Value {
     if let Some(items) = object["items"].as_array() {
         let mut list = object.clone();
         list["apiVersion"] = Value::String("events.k8s.io/v1".into());
-        list["items"] = items.iter().map(to_events_api).collect();
+        list["items"] = items
+            .iter()
+            .map(|item| {
+                rename(
+                    item,
+                    None,
+                    RENAMED.iter().map(|(events, core)| (*core, *events)),
+                )
+            })
+            .collect();
         return list;
     }
     if object["kind"] != "Event" {
