@@ -188,6 +188,36 @@ pub fn decode_as(
     decoder.run(object, source, validation)
 }
 
+/// Drops what Go's encoder leaves out of a built-in kind's object: an optional (`omitempty`)
+/// map or list that is empty, such as `labels: {}` or `ports: []` (an empty struct stays, as a
+/// non-nil pointer does). kube-apiserver stores and answers the decoded object, and its
+/// managedFields of a write are computed from it, so an empty map sent is neither stored nor
+/// owned. Custom resources keep what was sent.
+pub fn omit_empty(rt: &ResourceType, object: &mut Value) {
+    if rt.custom {
+        return;
+    }
+    let Some(typed) = kinds::find(&rt.group, &rt.version, &rt.kind) else {
+        return;
+    };
+    let schema = cached_schema(typed);
+    schema.omit_empty(&schema.root, object);
+}
+
+/// The schema of `typed`, generated once per kind and kept.
+fn cached_schema(typed: &'static Builtin) -> std::sync::Arc<TypeSchema> {
+    type Cache = std::collections::HashMap<usize, std::sync::Arc<TypeSchema>>;
+    static SCHEMAS: std::sync::LazyLock<std::sync::Mutex<Cache>> =
+        std::sync::LazyLock::new(Default::default);
+    let mut schemas = SCHEMAS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    schemas
+        .entry(std::ptr::from_ref(typed) as usize)
+        .or_insert_with(|| std::sync::Arc::new(TypeSchema::of(typed)))
+        .clone()
+}
+
 struct Decoder<'a> {
     rt: &'a ResourceType,
     typed: &'static Builtin,
@@ -553,6 +583,52 @@ impl TypeSchema {
             fields,
             target: target.clone(),
         })
+    }
+
+    /// Removes, below `value` (whose schema is `node`), every empty map or list of an optional field.
+    fn omit_empty(&self, node: &Value, value: &mut Value) {
+        let (_, node) = self.resolve(node);
+        match value {
+            Value::Object(map) => {
+                if let Some(properties) = node["properties"].as_object() {
+                    let required = |name: &str| {
+                        node["required"]
+                            .as_array()
+                            .is_some_and(|r| r.iter().any(|f| f == name))
+                    };
+                    map.retain(|name, field| {
+                        let Some(schema) = properties.get(name) else {
+                            return true;
+                        };
+                        let (_, schema) = self.resolve(schema);
+                        let collection = schema["type"] == "array"
+                            || (schema["type"] == "object"
+                                && schema["additionalProperties"].is_object());
+                        let empty = match field {
+                            Value::Object(m) => m.is_empty(),
+                            Value::Array(a) => a.is_empty(),
+                            _ => false,
+                        };
+                        !(collection && empty && !required(name))
+                    });
+                    for (name, field) in map.iter_mut() {
+                        if let Some(schema) = properties.get(name) {
+                            self.omit_empty(schema, field);
+                        }
+                    }
+                } else if node["additionalProperties"].is_object() {
+                    for field in map.values_mut() {
+                        self.omit_empty(&node["additionalProperties"], field);
+                    }
+                }
+            }
+            Value::Array(items) if node["items"].is_object() => {
+                for item in items {
+                    self.omit_empty(&node["items"], item);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// The Go type a schema node decodes into (`int32`, `v1.PodSpec`, `map[string]string`).

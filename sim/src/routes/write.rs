@@ -563,6 +563,7 @@ fn commit(
         crate::crd::admit(state, rt, live, &mut object)?;
     }
     defaults::apply(rt, &mut object, live, state);
+    crate::decode::omit_empty(rt, &mut object);
     let namespace = target.namespace.as_deref().unwrap_or_default();
     rbac::escalation::check(state, ctx.user.as_ref(), rt, namespace, live, &object)?;
     validation::check(rt, live, &object)?;
