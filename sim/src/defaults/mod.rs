@@ -353,6 +353,25 @@ pub fn apply(rt: &ResourceType, object: &mut Value, live: Option<&Value>, state:
             default(object, "reclaimPolicy", json!("Delete"));
             default(object, "volumeBindingMode", json!("Immediate"));
         }
+        "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => {
+            let mutating = rt.kind == "MutatingWebhookConfiguration";
+            for webhook in each_mut(object, "webhooks") {
+                admission_webhook(webhook, mutating);
+            }
+        }
+        "PriorityClass" => default(object, "preemptionPolicy", json!("PreemptLowerPriority")),
+        "CSIDriver" => {
+            if let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) {
+                csi_driver(spec);
+            }
+        }
+        "PriorityLevelConfiguration" => {
+            if let Some(limited) = object.pointer_mut("/spec/limited")
+                && limited.is_object()
+            {
+                default(limited, "lendablePercent", json!(0));
+            }
+        }
         "IngressClass" => {
             if let Some(parameters) = object.pointer_mut("/spec/parameters")
                 && parameters.is_object()
@@ -379,6 +398,33 @@ pub fn apply(rt: &ResourceType, object: &mut Value, live: Option<&Value>, state:
             }
         }
     }
+}
+
+/// admissionregistration/v1's `SetDefaults_ValidatingWebhook` and `SetDefaults_MutatingWebhook`,
+/// and `SetDefaults_Rule` for each rule.
+fn admission_webhook(webhook: &mut Value, mutating: bool) {
+    default(webhook, "failurePolicy", json!("Fail"));
+    default(webhook, "matchPolicy", json!("Equivalent"));
+    default(webhook, "namespaceSelector", json!({}));
+    default(webhook, "objectSelector", json!({}));
+    default(webhook, "timeoutSeconds", json!(10));
+    if mutating {
+        default(webhook, "reinvocationPolicy", json!("Never"));
+    }
+    for rule in each_mut(webhook, "rules") {
+        default(rule, "scope", json!("*"));
+    }
+}
+
+/// storage/v1's `SetDefaults_CSIDriver`.
+fn csi_driver(spec: &mut Value) {
+    default(spec, "attachRequired", json!(true));
+    default(spec, "podInfoOnMount", json!(false));
+    default(spec, "volumeLifecycleModes", json!(["Persistent"]));
+    default(spec, "storageCapacity", json!(false));
+    default(spec, "fsGroupPolicy", json!("ReadWriteOnceWithFSType"));
+    default(spec, "requiresRepublish", json!(false));
+    default(spec, "seLinuxMount", json!(false));
 }
 
 #[cfg(test)]
