@@ -360,6 +360,13 @@ pub fn apply(rt: &ResourceType, object: &mut Value, live: Option<&Value>, state:
             }
         }
         "PriorityClass" => default(object, "preemptionPolicy", json!("PreemptLowerPriority")),
+        "Endpoints" => {
+            for subset in each_mut(object, "subsets") {
+                for port in each_mut(subset, "ports") {
+                    default(port, "protocol", json!("TCP"));
+                }
+            }
+        }
         "CSIDriver" => {
             if let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) {
                 csi_driver(spec);

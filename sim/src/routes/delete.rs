@@ -127,9 +127,13 @@ pub fn delete(
     let key = target.key();
     let (object, gone) = delete_one(&mut store.lock(), target, &key, &opts, dry_run)?;
     if gone && !returns_deleted_object(&target.rt) {
-        let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+        let mut status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
             "details": {"name": key.name, "group": target.rt.group, "kind": target.rt.plural,
                 "uid": object["metadata"]["uid"]}});
+        if target.rt.group.is_empty() {
+            // `omitempty`, as in every Status's details.
+            status["details"].as_object_mut().map(|d| d.remove("group"));
+        }
         return Ok((200, status));
     }
     // kube-apiserver answers 202 only when the object stays and the client explicitly asked

@@ -124,12 +124,34 @@ pub(crate) fn handle(store: &Store, address: &str, request: &Request) -> Respons
     if let Err(refused) = authorize(store, request, &attributes) {
         return refused.into();
     }
-    if let Some(core) = events::convert::core_request(request) {
-        let mut response = route(store, address, &core).unwrap_or_else(Response::from);
-        response.body = events::convert::to_events_api(&response.body);
-        return response;
+    let mut response = match events::convert::core_request(request) {
+        Some(core) => {
+            let mut response = route(store, address, &core).unwrap_or_else(Response::from);
+            response.body = events::convert::to_events_api(&response.body);
+            response
+        }
+        None => route(store, address, request).unwrap_or_else(Response::from),
+    };
+    if let Some(warning) = deprecation(&attributes) {
+        response.warnings.insert(0, warning.to_owned());
     }
-    route(store, address, request).unwrap_or_else(Response::from)
+    response
+}
+
+/// The warning kube-apiserver adds to every authorized request of a deprecated resource, errors
+/// included (its type's `APILifecycleDeprecated`, which k8s-openapi does not carry).
+fn deprecation(attributes: &Attributes) -> Option<&'static str> {
+    let resource = (
+        attributes.group.as_str(),
+        attributes.version.as_str(),
+        attributes.resource.as_str(),
+    );
+    match (attributes.resource_request, resource) {
+        (true, ("", "v1", "endpoints")) => {
+            Some("v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice")
+        }
+        _ => None,
+    }
 }
 
 /// Authorizes `request` (its `user`; none is trusted) as `attributes` describe it: on the
