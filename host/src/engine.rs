@@ -38,12 +38,17 @@ impl LinkKind {
         let imports_next = component
             .component_type()
             .imports(engine)
-            .any(|(import, _)| split_version(import).0 == format!("kusion:runtime/{NEXT_LINK}"));
+            .any(|(import, _)| is_next_link(import));
         match imports_next {
             true => LinkKind::Middleware,
             false => LinkKind::Runtime,
         }
     }
+}
+
+/// Whether `import` (`ns:pkg/iface@version`) is the next link a middleware calls.
+fn is_next_link(import: &str) -> bool {
+    split_version(import).0.strip_prefix("kusion:runtime/") == Some(NEXT_LINK)
 }
 
 /// How often the engine's epoch advances; CPU deadlines are counted in these ticks.
@@ -91,9 +96,10 @@ pub struct EngineOptions {
 
 impl Default for EngineOptions {
     /// Default limits, 32 concurrent instances, a cache of up to 1 GiB in
-    /// `$XDG_CACHE_HOME/krt/components` (or `~/.cache/krt/components`), 4 MiB of memory kept resident per instance slot
-    /// (the built-in guest uses about 1.2 MiB for ordinary objects), and a
-    /// perf map when the environment sets `KRT_PERF_MAP`.
+    /// `$XDG_CACHE_HOME/krt/components` (or `~/.cache/krt/components`), 4 MiB
+    /// of memory kept resident per instance slot (the built-in guest uses
+    /// about 1.2 MiB for ordinary objects), and a perf map when the
+    /// environment sets `KRT_PERF_MAP`.
     fn default() -> Self {
         EngineOptions {
             limits: Limits::default(),
@@ -335,14 +341,11 @@ fn check_world(
 ) -> Result<(), Error> {
     let ty = component.component_type();
     let mut refused = Vec::new();
-    let mut imports_next = false;
     for (import, _) in ty.imports(engine) {
         let (path, version) = split_version(import);
         if let Some(iface) = path.strip_prefix("kusion:runtime/") {
             check_version(name, version)?;
-            if iface == NEXT_LINK {
-                imports_next = true;
-            } else if !RUNTIME_IMPORTS.contains(&iface) {
+            if iface != NEXT_LINK && !RUNTIME_IMPORTS.contains(&iface) {
                 refused.push(import.to_owned());
             }
         } else if !(crate::imports::ALLOWED_WASI.contains(&path)
@@ -370,11 +373,11 @@ fn check_world(
             name: name.to_owned(),
         });
     }
-    match (kind, imports_next) {
-        (LinkKind::Runtime, true) => Err(Error::MiddlewareAsRuntime {
+    match (kind, LinkKind::of(engine, component)) {
+        (LinkKind::Runtime, LinkKind::Middleware) => Err(Error::MiddlewareAsRuntime {
             name: name.to_owned(),
         }),
-        (LinkKind::Middleware, false) => Err(Error::NotAMiddleware {
+        (LinkKind::Middleware, LinkKind::Runtime) => Err(Error::NotAMiddleware {
             name: name.to_owned(),
         }),
         _ => Ok(()),

@@ -204,7 +204,8 @@ pub fn omit_empty(rt: &ResourceType, object: &mut Value) {
     schema.omit_empty(&schema.root, object);
 }
 
-/// The schema of `typed`, generated once per kind and kept.
+/// The schema of `typed`, generated once per kind and kept (for decoding messages and
+/// [`omit_empty`]).
 fn cached_schema(typed: &'static Builtin) -> std::sync::Arc<TypeSchema> {
     type Cache = std::collections::HashMap<usize, std::sync::Arc<TypeSchema>>;
     static SCHEMAS: std::sync::LazyLock<std::sync::Mutex<Cache>> =
@@ -246,7 +247,7 @@ impl<'a> Decoder<'a> {
         source: Source,
         validation: FieldValidation,
     ) -> Result<Vec<String>, ApiError> {
-        let mut schema: Option<TypeSchema> = None;
+        let mut schema: Option<std::sync::Arc<TypeSchema>> = None;
         let (unknown, error) = loop {
             let mut part = value_at(object, &self.at).cloned().unwrap_or(Value::Null);
             if let Some(m) = part.as_object_mut().filter(|_| self.at.is_empty()) {
@@ -259,7 +260,7 @@ impl<'a> Decoder<'a> {
             let Some((path, message)) = probe.error else {
                 break (probe.unknown, None);
             };
-            let schema = schema.get_or_insert_with(|| TypeSchema::of(self.typed));
+            let schema = schema.get_or_insert_with(|| cached_schema(self.typed));
             let full = [self.at.clone(), path.clone()].concat();
             match value_at_mut(object, &full).and_then(|v| fix(schema, &path, v)) {
                 Some(()) => {}
@@ -271,7 +272,7 @@ impl<'a> Decoder<'a> {
             .map(|p| [self.at.clone(), p].concat())
             .collect();
         if let Some((path, message)) = error {
-            let schema = schema.get_or_insert_with(|| TypeSchema::of(self.typed));
+            let schema = schema.get_or_insert_with(|| cached_schema(self.typed));
             let full = [self.at.clone(), path.clone()].concat();
             let value = value_at(object, &full).cloned().unwrap_or(Value::Null);
             return Err(match source {

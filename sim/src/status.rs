@@ -36,7 +36,8 @@ impl Subject<'_> {
         }
     }
 
-    fn details(&self) -> StatusDetails {
+    /// The `details` of a Status about this subject.
+    pub fn details(&self) -> StatusDetails {
         StatusDetails {
             name: Some(self.name.to_string()),
             // `omitempty`: the core group is left out, as kube-apiserver leaves it out.

@@ -1,6 +1,6 @@
 //! DELETE of one object or a collection: preconditions, `propagationPolicy`, finalizers.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{DeleteOptions, StatusDetails};
 use serde_json::{Value, json};
 
 use super::read::{existing, filter};
@@ -127,13 +127,12 @@ pub fn delete(
     let key = target.key();
     let (object, gone) = delete_one(&mut store.lock(), target, &key, &opts, dry_run)?;
     if gone && !returns_deleted_object(&target.rt) {
-        let mut status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-            "details": {"name": key.name, "group": target.rt.group, "kind": target.rt.plural,
-                "uid": object["metadata"]["uid"]}});
-        if target.rt.group.is_empty() {
-            // `omitempty`, as in every Status's details.
-            status["details"].as_object_mut().map(|d| d.remove("group"));
-        }
+        let details = StatusDetails {
+            uid: object["metadata"]["uid"].as_str().map(str::to_owned),
+            ..target.subject().details()
+        };
+        let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+            "details": details});
         return Ok((200, status));
     }
     // kube-apiserver answers 202 only when the object stays and the client explicitly asked
