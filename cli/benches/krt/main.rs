@@ -3,7 +3,7 @@
 //! followed by `-- SECTION…` to pick sections). Every figure is taken in this
 //! run; none is a stored number. With `--write-docs`, each section's output
 //! also replaces its block in `docs/performance.md`, the one place the docs'
-//! figures come from (`cli/tests/docs.rs` checks that they do).
+//! figures come from (`cli/tests/suite/docs.rs` checks that they do).
 //!
 //! 1. boundary: the same Runtime calls through `ComponentRuntime` (sandboxed
 //!    guest) and `NativeRuntime` (the same logic compiled in), interleaved.

@@ -16,7 +16,7 @@ pub const META: &str = "apimachinery.pkg.apis.meta.v1";
 fn files() -> &'static [FileDescriptor] {
     static FILES: OnceLock<Vec<FileDescriptor>> = OnceLock::new();
     FILES.get_or_init(|| {
-        // What k8s-rs-pb's `.proto` files parse to (`tests/descriptors.rs` keeps it so).
+        // What k8s-rs-pb's `.proto` files parse to (`tests/suite/descriptors.rs` keeps it so).
         let set = FileDescriptorSet::parse_from_bytes(include_bytes!("kubernetes.fds"))
             .expect("the kept descriptor set parses");
         FileDescriptor::new_dynamic_fds(set.file, &[]).expect("the descriptors link")

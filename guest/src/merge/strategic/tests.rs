@@ -1,5 +1,5 @@
 //! Directive and built-in-kind tests of the public SMP API (Table M is in
-//! `guest/tests/merge_table.rs`).
+//! `guest/tests/suite/merge_table.rs`).
 
 use serde_json::{Value, json};
 

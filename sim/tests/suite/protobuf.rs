@@ -8,7 +8,7 @@
     dead_code,
     reason = "each test crate uses a part of the shared fixture"
 )]
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

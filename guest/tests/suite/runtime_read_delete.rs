@@ -1,7 +1,7 @@
 //! `runtime::read` and `runtime::delete` against the simulated cluster.
 
 #[allow(dead_code, reason = "each test binary uses part of the shared support")]
-mod support;
+use crate::support;
 
 use krt_guest::model::{
     ApiError, DeleteRequest, PropagationPolicy, ReadOptions, Resource, StatusCode, StatusKind,

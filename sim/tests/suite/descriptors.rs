@@ -10,7 +10,7 @@
     dead_code,
     reason = "each test crate uses a part of the shared fixture"
 )]
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -39,7 +39,7 @@ fn the_kept_descriptor_set_is_what_k8s_rs_pbs_protos_parse_to() {
     assert!(
         on_disk == bytes,
         "{} is not what k8s-rs-pb's protos parse to: run `KRT_UPDATE_DESCRIPTORS=1 cargo test -p \
-         krt-sim --test descriptors` and commit it",
+         krt-sim --test suite descriptors` and commit it",
         kept.display()
     );
 }

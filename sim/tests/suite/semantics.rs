@@ -12,7 +12,7 @@
     dead_code,
     reason = "each test crate uses a part of the shared fixture"
 )]
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 
@@ -66,7 +66,7 @@ fn mismatch(expect: &Value, code: u16, body: &Value) -> Option<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_simulator_answers_as_kube_apiserver_does() {
     let cases: Vec<Value> =
-        serde_json::from_str(include_str!("fixtures/semantics_cases.json")).expect("cases");
+        serde_json::from_str(include_str!("../fixtures/semantics_cases.json")).expect("cases");
     assert!(cases.len() >= 20, "the table lost its cases");
     let sim = krt_sim::Sim::start().await.expect("simulator");
     let mut failures = Vec::new();

@@ -5,7 +5,7 @@
 //! `unchanged` and writes nothing, in both modes, dry run or not.
 
 #[allow(dead_code, reason = "each test binary uses part of the shared support")]
-mod support;
+use crate::support;
 
 use krt_guest::model::{Action, ApplyMode, ApplyOptions, Resource};
 use krt_guest::runtime;

@@ -7,7 +7,7 @@
     dead_code,
     reason = "each test crate uses a part of the shared fixture"
 )]
-mod common;
+use crate::common;
 
 use std::process::Command;
 

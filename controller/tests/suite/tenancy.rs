@@ -4,7 +4,7 @@
 //! so RBAC and its escalation checks refuse what krt's policy would allow,
 //! and nothing a tenant may not read is repeated to it.
 
-mod support;
+use crate::support;
 
 use k8s_openapi::api::events::v1::Event;
 use krt_controller::install::TenancyMode;

@@ -5,7 +5,7 @@
 //! Stacks run components from ConfigMaps and `--component-dir`s and
 //! middleware from ConfigMaps.
 
-mod support;
+use crate::support;
 
 use k8s_openapi::api::events::v1::Event;
 use krt_controller::{Grant, Grants};

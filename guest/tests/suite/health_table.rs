@@ -26,7 +26,7 @@ struct Row {
 #[test]
 fn table_h() {
     let rows: Vec<Row> =
-        serde_json::from_str(include_str!("fixtures/health_table.json")).expect("valid fixture");
+        serde_json::from_str(include_str!("../fixtures/health_table.json")).expect("valid fixture");
     assert_eq!(rows.len(), 57, "rows H1–H57");
     let mut failures = Vec::new();
     for row in &rows {
@@ -55,7 +55,7 @@ fn table_h() {
 #[test]
 fn unschedulable_pod_without_clock_is_failed() {
     let rows: Vec<Row> =
-        serde_json::from_str(include_str!("fixtures/health_table.json")).expect("valid fixture");
+        serde_json::from_str(include_str!("../fixtures/health_table.json")).expect("valid fixture");
     let h53 = rows.iter().find(|r| r.id == "H53").expect("row H53");
     assert_eq!(compute(&h53.object, None).state, HealthState::Failed);
     assert_eq!(

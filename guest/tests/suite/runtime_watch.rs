@@ -2,7 +2,7 @@
 //! lifecycle while a watch waits, and streams end as an API server ends them.
 
 #[allow(dead_code, reason = "each test binary uses part of the shared support")]
-mod support;
+use crate::support;
 
 use krt_guest::model::{ApiError, ErrorSource, HealthState, Resource, StatusCode, WatchRequest};
 use krt_guest::runtime;

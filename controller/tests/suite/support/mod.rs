@@ -2,11 +2,6 @@
 //! `krt controller install`) and one in-process controller reconciling it,
 //! the waits the tests share, and the test components they run.
 
-#![allow(
-    dead_code,
-    reason = "each test binary of the controller uses part of what they share"
-)]
-
 use krt_controller::install::{self, InstallOptions, crd};
 use krt_controller::{
     Grants, Settings, ShardSettings, Stack, StackController, StackStatus, Tenancy,

@@ -89,7 +89,7 @@ fn run(row: &Row, schema: &Schema) -> Result<(Value, Value), String> {
 
 #[test]
 fn table_m() {
-    let text = include_str!("fixtures/table_m.json");
+    let text = include_str!("../fixtures/table_m.json");
     let rows: Vec<Row> = serde_json::from_str(text).expect("table_m.json parses");
     let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
     let expected: Vec<String> = (1..=55).map(|i| format!("M{i}")).collect();

@@ -23,7 +23,7 @@ struct Case {
 }
 
 fn cases() -> Vec<Case> {
-    serde_json::from_str(include_str!("fixtures/diff_cases.json")).expect("valid fixture")
+    serde_json::from_str(include_str!("../fixtures/diff_cases.json")).expect("valid fixture")
 }
 
 #[test]

@@ -5,7 +5,7 @@
     dead_code,
     reason = "each test crate uses a part of the shared fixture"
 )]
-mod common;
+use crate::common;
 
 use krt_guest::cluster::{Cluster, WatchStream};
 use krt_guest::model::{

@@ -11,7 +11,7 @@
     dead_code,
     reason = "each test crate uses a part of the shared fixture"
 )]
-mod common;
+use crate::common;
 
 use serde_json::{Map, Value};
 
@@ -143,7 +143,7 @@ fn check(answer: &Answer, expect: &Map<String, Value>) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_fixed_difference_answers_as_kube_apiserver_does() {
     let cases: Vec<Value> =
-        serde_json::from_str(include_str!("fixtures/surface_cases.json")).expect("cases parse");
+        serde_json::from_str(include_str!("../fixtures/surface_cases.json")).expect("cases parse");
     assert!(cases.len() >= 30, "{} cases", cases.len());
     let mut failures = Vec::new();
     for case in &cases {

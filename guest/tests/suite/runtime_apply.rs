@@ -2,7 +2,7 @@
 //! conflicts and retries, immutable fields, dry runs and id/namespace handling.
 
 #[allow(dead_code, reason = "each test binary uses part of the shared support")]
-mod support;
+use crate::support;
 
 use krt_guest::model::{
     Action, ApiError, ApplyMode, ApplyOptions, ApplyResponse, Cause, PatchType, PropagationPolicy,

@@ -7,7 +7,7 @@ use std::time::Duration;
     dead_code,
     reason = "each test crate uses a part of the shared fixture"
 )]
-mod common;
+use crate::common;
 
 use http_body_util::BodyExt;
 use hyper::Response;

@@ -493,7 +493,7 @@ fn peak_rss_mib(pid: u32) -> f64 {
 
 /// The README's figure: 200 Stacks of 5 ConfigMaps each reach Ready under one
 /// `krt controller run` process; prints the time and the process's peak RSS.
-/// Run with `cargo test -p krt-cli --test controller -- --ignored --nocapture`.
+/// Run with `cargo test -p krt-cli --test suite controller:: -- --ignored --nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement (about a minute): run it for the README's figure"]
 async fn two_hundred_stacks_of_five_config_maps_reach_ready() {
