@@ -74,11 +74,15 @@ pub fn remove_finalizer(object: &mut Value, name: &str) {
     }
 }
 
-/// Marks an object as terminating (idempotent).
+/// Marks an object as terminating (idempotent). The first mark bumps a generation the object
+/// has, as kube-apiserver does (`markAsDeleting`): its controllers' work changes.
 pub fn mark_deleted(object: &mut Value) {
     if object["metadata"]["deletionTimestamp"].is_null() {
         object["metadata"]["deletionTimestamp"] = json!(meta::now());
         object["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+        if let Some(generation) = object["metadata"]["generation"].as_i64().filter(|g| *g > 0) {
+            object["metadata"]["generation"] = json!(generation + 1);
+        }
     }
 }
 
@@ -88,8 +92,13 @@ mod tests {
 
     #[test]
     fn finalizers_hold_removal() {
-        let mut o = json!({"metadata": {"finalizers": ["a"]}});
+        let mut o = json!({"metadata": {"finalizers": ["a"], "generation": 3}});
         mark_deleted(&mut o);
+        mark_deleted(&mut o);
+        assert_eq!(
+            o["metadata"]["generation"], 4,
+            "bumped once, by the first mark"
+        );
         assert!(!ready_to_remove(&o));
         remove_finalizer(&mut o, "a");
         assert!(ready_to_remove(&o));

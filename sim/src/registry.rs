@@ -188,6 +188,10 @@ pub const FACTS: &[Facts] = &[
     facts("coordination.k8s.io", "leases").generation(false),
     facts("policy", "poddisruptionbudgets").short(&["pdb"]),
     facts("storage.k8s.io", "storageclasses").short(&["sc"]),
+    // Specs that nothing reports observing: their registries set no generation.
+    facts("storage.k8s.io", "csidrivers").generation(false),
+    facts("storage.k8s.io", "volumeattachments").generation(false),
+    facts("internal.apiserver.k8s.io", "storageversions").generation(false),
     facts("storage.k8s.io", "volumeattributesclasses").short(&["vac"]),
     facts(
         "admissionregistration.k8s.io",

@@ -11,6 +11,9 @@
 //! - `KRT_E2E_KUBECONFIG=… cargo test -p krt-tests --test differential -- --record`
 //!   sends the table to that cluster and writes its answers, normalized, to
 //!   `tests/data/differential/recorded.jsonl` (its first line names the server).
+//!   It also records the server's schemas of its built-in kinds (from its OpenAPI
+//!   v3 documents, kept to what server-side apply reads) into
+//!   `sim/src/ssa/schemas.json`, which krt-sim's server-side apply types come from.
 //! - Without `--record`, the recorded requests go to a fresh krt-sim and each
 //!   answer is compared with the recorded one. A disagreement must be listed,
 //!   with its reason, in `tests/data/differential/known.json`; the run prints
@@ -34,6 +37,110 @@ use std::str::FromStr;
 /// The recording: a header line, then one answer per line.
 fn recorded_path() -> PathBuf {
     krt_testkit::workspace().join("tests/data/differential/recorded.jsonl")
+}
+
+/// The recorded schemas krt-sim's server-side apply reads.
+fn schemas_path() -> PathBuf {
+    krt_testkit::workspace().join("sim/src/ssa/schemas.json")
+}
+
+/// What server-side apply reads of a schema (kube-openapi's `schemaconv`); descriptions and
+/// validation are left out.
+const SCHEMA_KEYS: &[&str] = &[
+    "type",
+    "format",
+    "properties",
+    "items",
+    "additionalProperties",
+    "allOf",
+    "$ref",
+    "default",
+    "required",
+    "x-kubernetes-group-version-kind",
+    "x-kubernetes-list-type",
+    "x-kubernetes-list-map-keys",
+    "x-kubernetes-map-type",
+    "x-kubernetes-patch-strategy",
+    "x-kubernetes-patch-merge-key",
+    "x-kubernetes-int-or-string",
+    "x-kubernetes-preserve-unknown-fields",
+    "x-kubernetes-embedded-resource",
+    "x-kubernetes-unions",
+];
+
+/// `schema` with only [`SCHEMA_KEYS`], at every level.
+fn kept(schema: &Value) -> Value {
+    let Some(map) = schema.as_object() else {
+        return schema.clone();
+    };
+    let nested = |key: &str, value: &Value| match key {
+        "properties" => Value::Object(
+            value
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(name, field)| (name.clone(), kept(field)))
+                .collect(),
+        ),
+        "items" | "additionalProperties" => kept(value),
+        "allOf" => Value::Array(value.as_array().into_iter().flatten().map(kept).collect()),
+        _ => value.clone(),
+    };
+    Value::Object(
+        map.iter()
+            .filter(|(key, _)| SCHEMA_KEYS.contains(&key.as_str()))
+            .map(|(key, value)| (key.clone(), nested(key, value)))
+            .collect(),
+    )
+}
+
+/// GETs `path` as JSON.
+async fn get_json(client: &kube::Client, path: &str) -> Value {
+    let request = http::Request::get(path).body(Vec::new()).unwrap();
+    let text = client
+        .request_text(request)
+        .await
+        .unwrap_or_else(|e| panic!("GET {path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("GET {path}: {e}"))
+}
+
+/// Records the schemas of every group version the server documents in OpenAPI v3, one
+/// definition per line.
+async fn record_schemas(client: &kube::Client, server: &Value) {
+    let index = get_json(client, "/openapi/v3").await;
+    let mut schemas = BTreeMap::new();
+    for (path, entry) in index["paths"].as_object().into_iter().flatten() {
+        let group_version =
+            path == "api/v1" || (path.starts_with("apis/") && path.matches('/').count() == 2);
+        let Some(url) = entry["serverRelativeURL"]
+            .as_str()
+            .filter(|_| group_version)
+        else {
+            continue;
+        };
+        let document = get_json(client, url).await;
+        for (name, schema) in document["components"]["schemas"]
+            .as_object()
+            .into_iter()
+            .flatten()
+        {
+            schemas.insert(name.clone(), kept(schema));
+        }
+    }
+    let lines: Vec<String> = schemas
+        .iter()
+        .map(|(name, schema)| format!("{}:{schema}", Value::from(name.as_str())))
+        .collect();
+    let text = format!(
+        "{{\"server\":{server},\n\"schemas\":{{\n{}\n}}}}\n",
+        lines.join(",\n")
+    );
+    std::fs::write(schemas_path(), text).unwrap();
+    println!(
+        "recorded {} schemas into {}",
+        schemas.len(),
+        schemas_path().display()
+    );
 }
 
 /// The listed disagreements: `{"id": reason}`, one entry per step.
@@ -472,9 +579,11 @@ async fn server_version(client: &kube::Client) -> Value {
 
 async fn record() {
     let client = real_client().await;
+    let server = server_version(&client).await;
+    record_schemas(&client, &server).await;
     let mut lines = vec![
         json!({
-            "server": server_version(&client).await,
+            "server": server,
             "recorded": jiff::Timestamp::now().to_string(),
             "note": std::env::var("KRT_DIFFERENTIAL_NOTE").unwrap_or_default(),
         })

@@ -120,7 +120,8 @@ fn pod_from_template(
         .expect("object")
         .remove("generation");
     pod["spec"] = template["spec"].clone();
-    defaults::pod_defaults(&mut pod, true);
+    defaults::pod_defaults(&mut pod);
+    defaults::pod_admission(&mut pod);
     pod
 }
 

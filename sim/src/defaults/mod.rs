@@ -6,13 +6,13 @@
 mod pod;
 mod service;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::lifecycle;
 use crate::registry::ResourceType;
 use crate::store::State;
 
-pub use pod::pod as pod_defaults;
+pub use pod::{admit as pod_admission, pod as pod_defaults};
 
 /// Sets `field` on `object` when it is absent (or null).
 fn default(object: &mut Value, field: &str, value: Value) {
@@ -64,6 +64,30 @@ fn daemon_set(spec: &mut Value) {
     rolling_update(&mut spec["updateStrategy"], json!(1), json!(0));
     default(spec, "revisionHistoryLimit", json!(10));
     template(spec);
+}
+
+/// A ReplicationController's defaults (`SetDefaults_ReplicationController`): one replica, its
+/// template's, and the template's labels as its selector and its own labels when those are
+/// unset.
+fn replication_controller(object: &mut Value) {
+    let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) else {
+        return;
+    };
+    default(spec, "replicas", json!(1));
+    template(spec);
+    let labels = spec["template"]["metadata"]["labels"].clone();
+    if labels.as_object().is_none_or(Map::is_empty) {
+        return;
+    }
+    if spec["selector"].as_object().is_none_or(Map::is_empty) {
+        spec["selector"] = labels.clone();
+    }
+    if object["metadata"]["labels"]
+        .as_object()
+        .is_none_or(Map::is_empty)
+    {
+        object["metadata"]["labels"] = labels;
+    }
 }
 
 /// A PersistentVolumeClaim's spec defaults (claims and claim templates).
@@ -275,6 +299,34 @@ fn initial_status(kind: &str) -> Option<Value> {
     })
 }
 
+/// What the admission plugins and the kind's registry add after the defaults, once the field
+/// manager has recorded who owns what (so nobody owns it, as with kube-apiserver): a new
+/// Namespace's `kubernetes` finalizer, a new Pod's service account token, priority and
+/// tolerations, a Service's allocated cluster IP and node ports; and the zero values a core
+/// Event's Go type serializes (its times as `null`, its reporting fields as `""`), which equal
+/// the kind's zero value and so are nobody's either.
+pub fn admit(rt: &ResourceType, object: &mut Value, live: Option<&Value>) {
+    match (rt.custom, rt.kind.as_str(), live) {
+        (false, "Namespace", None) => object["spec"]["finalizers"] = json!(["kubernetes"]),
+        (false, "Event", _) if rt.group.is_empty() => {
+            for (field, zero) in [
+                ("firstTimestamp", Value::Null),
+                ("lastTimestamp", Value::Null),
+                ("eventTime", Value::Null),
+                ("reportingComponent", json!("")),
+                ("reportingInstance", json!("")),
+            ] {
+                if let Some(m) = object.as_object_mut() {
+                    m.entry(field).or_insert(zero);
+                }
+            }
+        }
+        (false, "Pod", None) => pod::admit(object),
+        (false, "Service", _) => service::allocate(object, live),
+        _ => {}
+    }
+}
+
 /// Fills server defaults into `object` of type `rt` (`live` is the current object for
 /// updates; `state` is read for what admission looks up, such as the default StorageClass).
 pub fn apply(rt: &ResourceType, object: &mut Value, live: Option<&Value>, state: &State) {
@@ -294,14 +346,11 @@ pub fn apply(rt: &ResourceType, object: &mut Value, live: Option<&Value>, state:
                 object["metadata"]["labels"]["kubernetes.io/metadata.name"] = json!(name);
             }
             default(object, "spec", json!({}));
-            if created {
-                object["spec"]["finalizers"] = json!(["kubernetes"]);
-            }
         }
         "Secret" => default(object, "type", json!("Opaque")),
-        "Pod" => pod::pod(object, created),
+        "Pod" => pod::pod(object),
         "Service" => {
-            service::service(object, live);
+            service::service(object);
             if created {
                 service::initial_status(object);
             }
@@ -379,6 +428,8 @@ pub fn apply(rt: &ResourceType, object: &mut Value, live: Option<&Value>, state:
                 default(limited, "lendablePercent", json!(0));
             }
         }
+        "PodTemplate" => template(object),
+        "ReplicationController" => replication_controller(object),
         "IngressClass" => {
             if let Some(parameters) = object.pointer_mut("/spec/parameters")
                 && parameters.is_object()
@@ -538,7 +589,13 @@ mod tests {
             ns["metadata"]["labels"]["kubernetes.io/metadata.name"],
             "shop"
         );
-        assert_eq!(ns["spec"]["finalizers"], json!(["kubernetes"]));
+        assert!(
+            ns["spec"]["finalizers"].is_null(),
+            "the registry's, after the defaults"
+        );
+        let mut admitted = ns.clone();
+        admit(&rt("Namespace"), &mut admitted, None);
+        assert_eq!(admitted["spec"]["finalizers"], json!(["kubernetes"]));
         let crd = defaulted(
             "CustomResourceDefinition",
             json!({"spec": {"names": {"kind": "Widget", "plural": "widgets"},

@@ -273,15 +273,19 @@ fn qos_class(spec: &Value) -> &'static str {
 }
 
 /// A Pod: its spec's defaults and, when `created`, what admission and the registry add.
-pub fn pod(object: &mut Value, created: bool) {
+pub fn pod(object: &mut Value) {
+    if let Some(s) = object.get_mut("spec").filter(|s| s.is_object()) {
+        spec(s);
+        pod_only(s);
+    }
+}
+
+/// What a new Pod gets after its defaults, from the admission plugins (ServiceAccount,
+/// Priority, DefaultTolerationSeconds) and its registry (the status a Pod starts with).
+pub fn admit(object: &mut Value) {
     let Some(s) = object.get_mut("spec").filter(|s| s.is_object()) else {
         return;
     };
-    spec(s);
-    pod_only(s);
-    if !created {
-        return;
-    }
     service_account(s);
     if s["priorityClassName"].as_str().is_none_or(str::is_empty) {
         default(s, "priority", json!(0));
@@ -317,7 +321,12 @@ mod tests {
         let mut p = json!({"spec": {"containers": [{"name": "a", "image": "x:1",
             "resources": {"limits": {"cpu": "1", "memory": "1Gi"}},
             "readinessProbe": {"httpGet": {"port": 80}}}]}});
-        pod(&mut p, true);
+        pod(&mut p);
+        assert!(
+            p["spec"]["serviceAccountName"].is_null(),
+            "admission's, not a default"
+        );
+        admit(&mut p);
         let s = &p["spec"];
         assert_eq!(s["serviceAccountName"], "default");
         assert_eq!(s["enableServiceLinks"], true);
@@ -344,7 +353,8 @@ mod tests {
         );
         let mut plain = json!({"spec": {"automountServiceAccountToken": false,
             "containers": [{"name": "a", "image": "x"}]}});
-        pod(&mut plain, true);
+        pod(&mut plain);
+        admit(&mut plain);
         assert!(plain["spec"]["volumes"].is_null());
         assert_eq!(plain["status"]["qosClass"], "BestEffort");
     }

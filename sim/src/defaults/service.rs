@@ -22,7 +22,7 @@ fn next_node_port() -> u32 {
 }
 
 /// Fills a Service's defaults; `live` is the stored Service on updates (its allocations stay).
-pub fn service(object: &mut Value, live: Option<&Value>) {
+pub fn service(object: &mut Value) {
     let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) else {
         return;
     };
@@ -44,7 +44,6 @@ pub fn service(object: &mut Value, live: Option<&Value>) {
         _ => {}
     }
     let kind = spec["type"].as_str().unwrap_or_default().to_string();
-    let live_spec = live.map(|l| &l["spec"]);
     let node_ports = matches!(kind.as_str(), "NodePort" | "LoadBalancer");
     for port in each_mut(spec, "ports") {
         default(port, "protocol", json!("TCP"));
@@ -53,6 +52,26 @@ pub fn service(object: &mut Value, live: Option<&Value>) {
         }
     }
     if node_ports {
+        default(spec, "externalTrafficPolicy", json!("Cluster"));
+    }
+    if kind == "LoadBalancer" {
+        default(spec, "allocateLoadBalancerNodePorts", json!(true));
+    }
+    if kind == "ExternalName" {
+        return;
+    }
+    default(spec, "internalTrafficPolicy", json!("Cluster"));
+}
+
+/// What the Service registry allocates after the defaults: node ports, the cluster IP (kept
+/// from `live` when an update leaves it out) and its families.
+pub fn allocate(object: &mut Value, live: Option<&Value>) {
+    let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) else {
+        return;
+    };
+    let kind = spec["type"].as_str().unwrap_or_default().to_string();
+    let live_spec = live.map(|l| &l["spec"]);
+    if matches!(kind.as_str(), "NodePort" | "LoadBalancer") {
         let live_ports: Vec<Value> = live_spec
             .and_then(|s| s["ports"].as_array())
             .cloned()
@@ -67,15 +86,10 @@ pub fn service(object: &mut Value, live: Option<&Value>) {
                 port["nodePort"] = kept.unwrap_or_else(|| json!(next_node_port()));
             }
         }
-        default(spec, "externalTrafficPolicy", json!("Cluster"));
-    }
-    if kind == "LoadBalancer" {
-        default(spec, "allocateLoadBalancerNodePorts", json!(true));
     }
     if kind == "ExternalName" {
         return;
     }
-    default(spec, "internalTrafficPolicy", json!("Cluster"));
     if spec["clusterIP"].as_str().is_none_or(str::is_empty) {
         let live_ip = live_spec
             .and_then(|l| l["clusterIP"].as_str())
@@ -101,7 +115,8 @@ mod tests {
     #[test]
     fn services_get_a_cluster_ip_that_updates_keep() {
         let mut s = json!({"metadata": {}, "spec": {"ports": [{"port": 80}]}});
-        service(&mut s, None);
+        service(&mut s);
+        allocate(&mut s, None);
         let ip = s["spec"]["clusterIP"].clone();
         assert!(ip.as_str().unwrap().starts_with("10.96."));
         assert_eq!(s["spec"]["clusterIPs"], json!([ip.clone()]));
@@ -110,7 +125,8 @@ mod tests {
         assert_eq!(s["spec"]["ports"][0]["targetPort"], 80);
         assert_eq!(s["spec"]["ports"][0]["protocol"], "TCP");
         let mut again = json!({"metadata": {}, "spec": {"ports": [{"port": 80}]}});
-        service(&mut again, Some(&s));
+        service(&mut again);
+        allocate(&mut again, Some(&s));
         assert_eq!(again["spec"]["clusterIP"], ip);
     }
 
@@ -118,7 +134,8 @@ mod tests {
     fn load_balancers_get_node_ports_and_external_names_no_ip() {
         let mut lb = json!({"spec": {"type": "LoadBalancer", "sessionAffinity": "ClientIP",
             "ports": [{"port": 443, "targetPort": "https"}]}});
-        service(&mut lb, None);
+        service(&mut lb);
+        allocate(&mut lb, None);
         let spec = &lb["spec"];
         assert!(spec["ports"][0]["nodePort"].as_u64().unwrap() >= 30000);
         assert_eq!(spec["ports"][0]["targetPort"], "https");
@@ -129,7 +146,8 @@ mod tests {
             10800
         );
         let mut name = json!({"spec": {"type": "ExternalName", "externalName": "example.com"}});
-        service(&mut name, None);
+        service(&mut name);
+        allocate(&mut name, None);
         assert!(name["spec"]["clusterIP"].is_null());
         assert!(name["spec"]["internalTrafficPolicy"].is_null());
     }

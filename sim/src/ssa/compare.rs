@@ -50,13 +50,29 @@ pub fn compare(before: &Value, after: &Value, schema: &Schema) -> Comparison {
                     let mut child = path.clone();
                     child.push(PathElement::Field(mk.to_string()));
                     names.push(mk);
-                    walk(bm.get(mk), am.get(mk), &child, &mut names, schema, &mut out);
+                    walk(
+                        bm.get(mk),
+                        am.get(mk),
+                        &child,
+                        &mut names,
+                        schema,
+                        &mut out,
+                        true,
+                    );
                     names.pop();
                 }
             }
             continue;
         }
-        walk(b.get(key), a.get(key), &path, &mut names, schema, &mut out);
+        walk(
+            b.get(key),
+            a.get(key),
+            &path,
+            &mut names,
+            schema,
+            &mut out,
+            true,
+        );
     }
     out
 }
@@ -98,11 +114,15 @@ fn walk<'a>(
     names: &mut Vec<&'a str>,
     schema: &Schema,
     out: &mut Comparison,
+    parent_before: bool,
 ) {
-    // The zero value of a kind has its non-pointer structs, empty.
+    // The zero value of a kind has its non-pointer structs, empty, wherever their parent is
+    // (`parent_before`): not inside a list item the write adds.
     static ZERO: LazyLock<Value> = LazyLock::new(|| Value::Object(Map::new()));
     let field = matches!(path.last(), Some(PathElement::Field(_)));
-    let before = before.or_else(|| (field && schema.is_zero_struct(names)).then_some(&*ZERO));
+    let zero = field && parent_before && schema.is_zero_struct(names);
+    let before = before.or_else(|| zero.then_some(&*ZERO));
+    let parent = before.is_some();
     let shape = after.filter(|v| !v.is_null()).or(before);
     let container = matches!(shape, Some(Value::Object(_) | Value::Array(_)));
     let atomic = match shape {
@@ -123,7 +143,7 @@ fn walk<'a>(
                 let mut child = path.clone();
                 child.push(PathElement::Field(key.to_string()));
                 names.push(key);
-                walk(b.get(key), a.get(key), &child, names, schema, out);
+                walk(b.get(key), a.get(key), &child, names, schema, out, parent);
                 names.pop();
             }
         }
@@ -173,7 +193,7 @@ fn items<'a>(
         };
         let mut child = path.clone();
         child.push(key.clone());
-        walk(find(&b), find(&a), &child, names, schema, out);
+        walk(find(&b), find(&a), &child, names, schema, out, true);
     }
 }
 

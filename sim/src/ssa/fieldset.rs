@@ -42,8 +42,9 @@ const UNOWNED_METADATA: &[&str] = &[
 
 impl FieldSet {
     /// The paths an applied configuration sets (structured-merge-diff's `ToFieldSet`):
-    /// leaves, list items, atomic maps and lists, and the keys of `map[string]T` maps; not the
-    /// maps themselves, and not `apiVersion`, `kind` or server-owned metadata.
+    /// leaves, list items, atomic maps and lists, nulls and empty objects, and the keys of
+    /// `map[string]T` maps; not non-empty maps themselves, and not `apiVersion`, `kind` or
+    /// server-owned metadata.
     pub fn of_object(object: &Value, schema: &Schema) -> Self {
         let mut set = FieldSet::default();
         if let Some(map) = object.as_object() {
@@ -155,7 +156,9 @@ fn walk<'a>(
                 names.push(k);
                 walk(v, &child, names, schema, set);
                 names.pop();
-                if keyed {
+                // A null or an empty object is set as itself; so is every key of a map.
+                let empty = v.is_null() || v.as_object().is_some_and(Map::is_empty);
+                if keyed || empty {
                     set.0.insert(child);
                 }
             }

@@ -4,6 +4,7 @@
 mod compare;
 mod fieldset;
 mod merge;
+mod recorded;
 mod schema;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
@@ -13,6 +14,7 @@ use krt_guest::normalize::LAST_APPLIED_ANNOTATION as LAST_APPLIED;
 use serde_json::Value;
 
 pub use fieldset::{FieldSet, Path};
+pub use recorded::fill_zero_structs;
 pub use schema::ListType;
 pub use schema::Schema;
 

@@ -1,10 +1,12 @@
 //! What server-side apply needs to know about a kind's shape: list types (atomic, set, map with
-//! keys) and which maps are atomic or granular.
+//! keys), which maps are atomic, which objects are maps rather than structs, and what the kind's
+//! Go zero value holds.
 //!
-//! Built-in list-map keys are the strategic-merge keys of the shared patch schema
-//! ([`krt_guest::merge::strategic::list_merge_key`]), widened where SSA's differ ([`SSA_KEYS`]:
-//! ports keyed by port and protocol).
-//! Custom resources without schema markers have atomic lists.
+//! Built-in kinds read kube-apiserver's recorded schemas ([`super::recorded`]); a built-in kind
+//! the recorded server does not serve is free-form, as are custom resources without schema
+//! markers (atomic lists, granular maps). Every kind's `metadata` is the recorded `ObjectMeta`.
+
+use super::recorded::{self, Node};
 
 /// How a list merges under server-side apply (`x-kubernetes-list-type`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,48 +19,43 @@ pub enum ListType {
     Map(Vec<String>),
 }
 
-/// Server-side apply's list-map keys (`x-kubernetes-list-map-keys`) where they are wider than
-/// the strategic-merge key: ports are keyed by port and protocol, topology spread constraints
-/// by topology key and `whenUnsatisfiable`.
-static SSA_KEYS: &[(&str, &[&str])] = &[
-    ("containerPort", &["containerPort", "protocol"]),
-    ("port", &["port", "protocol"]),
-    ("topologyKey", &["topologyKey", "whenUnsatisfiable"]),
-];
-
-/// The list-map keys of the list at `names` of a built-in kind: its strategic-merge key, or
-/// the wider SSA key set of [`SSA_KEYS`]; `None` for lists that are not merged by key.
-fn list_map_keys(api_version: &str, kind: &str, names: &[&str]) -> Option<Vec<&'static str>> {
-    let key = krt_guest::merge::strategic::list_merge_key(api_version, kind, names)?;
-    Some(
-        SSA_KEYS
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map_or_else(|| vec![key], |(_, keys)| keys.to_vec()),
-    )
-}
+/// The definition every kind's `metadata` is.
+const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 
 /// The shape information for one kind.
 #[derive(Debug, Clone)]
 pub struct Schema {
-    api_version: String,
-    kind: String,
     custom: bool,
     status_subresource: bool,
     /// A custom resource's `openAPIV3Schema`, for its list and map types.
     structural: Option<serde_json::Value>,
+    /// A built-in kind's recorded definition (free-form when the server does not serve it).
+    recorded: Node,
 }
 
 impl Schema {
     /// Schema of `kind` at `api_version` (`custom` for CRD-served kinds).
     pub fn new(api_version: &str, kind: &str, custom: bool) -> Self {
         Self {
-            api_version: api_version.to_string(),
-            kind: kind.to_string(),
             custom,
             status_subresource: false,
             structural: None,
+            recorded: match custom {
+                true => Node::Deduced,
+                false => recorded::kind(api_version, kind).unwrap_or(Node::Deduced),
+            },
         }
+    }
+
+    /// The recorded schema node at `names`: under `metadata` for every kind, elsewhere for
+    /// built-in kinds only.
+    fn recorded(&self, names: &[&str]) -> Option<Node> {
+        let (root, rest) = match names.split_first() {
+            Some((&"metadata", rest)) => (recorded::definition(OBJECT_META)?, rest),
+            _ if self.custom => return None,
+            _ => (self.recorded, names),
+        };
+        Some(rest.iter().fold(root, |node, name| node.child(name)))
     }
 
     /// The same schema for a custom resource whose CRD declares `structural` as its
@@ -102,115 +99,58 @@ impl Schema {
 
     /// The list type of the field reached by the map-field names `names` (list items skipped).
     pub fn list_type(&self, names: &[&str]) -> ListType {
-        match names {
-            ["metadata", "finalizers"] => return ListType::Set,
-            ["metadata", "ownerReferences"] => return ListType::Map(vec!["uid".into()]),
-            _ => {}
+        if let Some(node) = self.recorded(names) {
+            return node.list_type();
         }
-        if self.custom {
-            return match self.node(names).map(|n| n.list_type()) {
-                Some((Some("set"), _)) => ListType::Set,
-                Some((Some("map"), keys)) if !keys.is_empty() => {
-                    ListType::Map(keys.into_iter().map(str::to_string).collect())
-                }
-                _ => ListType::Atomic,
-            };
+        match self.node(names).map(|n| n.list_type()) {
+            Some((Some("set"), _)) => ListType::Set,
+            Some((Some("map"), keys)) if !keys.is_empty() => {
+                ListType::Map(keys.into_iter().map(str::to_string).collect())
+            }
+            _ => ListType::Atomic,
         }
-        list_map_keys(&self.api_version, &self.kind, names).map_or(ListType::Atomic, |keys| {
-            ListType::Map(keys.into_iter().map(str::to_string).collect())
-        })
     }
 
     /// Whether the map at `names` is atomic (owned and replaced as one field), like a LabelSelector.
     pub fn is_atomic_map(&self, names: &[&str]) -> bool {
-        if self.custom {
-            return self.node(names).is_some_and(|n| n.atomic_map());
+        match self.recorded(names) {
+            Some(node) => node.is_atomic_map(),
+            None => self.node(names).is_some_and(|n| n.atomic_map()),
         }
-        !self.custom && names.last() == Some(&"selector") && self.kind != "Service"
     }
 
     /// Whether the keys of the map at `names` are map keys rather than declared struct fields
-    /// (a `map[string]T` such as labels, or any map of a custom resource, whose schema the
-    /// simulator deduces): server-side apply owns each such key by itself.
+    /// (a `map[string]T` such as labels, or a free-form object, such as any map of a custom
+    /// resource whose schema declares no fields there): server-side apply owns each such key by
+    /// itself.
     pub fn has_map_keys(&self, names: &[&str]) -> bool {
-        if self.custom {
-            if names.first() == Some(&"metadata") {
-                return self.is_granular_map(names);
-            }
-            let root = self.structural.as_ref().map(crate::crd::Node);
-            let node = if names.is_empty() {
-                root
-            } else {
-                self.node(names)
-            };
-            return !node.is_some_and(|n| n.declares_fields());
+        if let Some(node) = self.recorded(names) {
+            return node.has_map_keys();
         }
-        self.is_granular_map(names)
+        let root = self.structural.as_ref().map(crate::crd::Node);
+        let node = if names.is_empty() {
+            root
+        } else {
+            self.node(names)
+        };
+        !node.is_some_and(|n| n.declares_fields())
     }
 
-    /// Whether the field at `names` is present in the zero value of the kind's Go type: a
-    /// non-pointer struct (`metadata`, `spec`, `status`, pod templates and their metadata and
-    /// spec, update strategies, ...) or a field serialized even when empty (a PodSpec's
-    /// `containers`).
+    /// Whether the field at `names` is present in the zero value of the kind's Go type, where
+    /// its parent is: a non-pointer struct (`metadata`, `spec`, `status`, pod templates and
+    /// their metadata and spec, update strategies, ...), or a list, map or struct pointer its
+    /// parent requires (a PodSpec's `containers`, a Deployment's `selector`: `null`). Nothing
+    /// inside a list item is, as no item is in a zero value.
     pub fn is_zero_struct(&self, names: &[&str]) -> bool {
-        if matches!(names, ["metadata"]) {
+        let Some((last, parent)) = names.split_last() else {
+            return false;
+        };
+        if names == ["metadata"] {
             return true;
         }
-        if self.custom {
-            return false;
-        }
-        const TEMPLATE: &[&str] = &[
-            "template",
-            "template.metadata",
-            "template.spec",
-            "template.spec.containers",
-        ];
-        let path = names.join(".");
-        let Some(rest) = path.strip_prefix("spec.") else {
-            return matches!(path.as_str(), "spec" | "status")
-                || (path == "status.loadBalancer"
-                    && matches!(self.kind.as_str(), "Service" | "Ingress"));
-        };
-        let structs: &[&str] = match self.kind.as_str() {
-            "Deployment" => &["strategy"],
-            "StatefulSet" | "DaemonSet" => &["updateStrategy"],
-            "CronJob" => &[
-                "jobTemplate",
-                "jobTemplate.metadata",
-                "jobTemplate.spec",
-                "jobTemplate.spec.template",
-                "jobTemplate.spec.template.metadata",
-                "jobTemplate.spec.template.spec",
-                "jobTemplate.spec.template.spec.containers",
-            ],
-            "Pod" => &["containers"],
-            "PersistentVolumeClaim" => &["resources"],
-            "NetworkPolicy" => &["podSelector"],
-            "HorizontalPodAutoscaler" => &["scaleTargetRef"],
-            "CustomResourceDefinition" => &["names"],
-            _ => &[],
-        };
-        let templated = matches!(
-            self.kind.as_str(),
-            "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet" | "Job"
-        );
-        structs.contains(&rest) || (templated && TEMPLATE.contains(&rest))
-    }
-
-    /// Whether the map at `names` is a granular map (a `map[string]T`), like labels.
-    pub fn is_granular_map(&self, names: &[&str]) -> bool {
-        let last = names.last().copied().unwrap_or_default();
-        matches!(
-            last,
-            "labels"
-                | "annotations"
-                | "data"
-                | "stringData"
-                | "binaryData"
-                | "nodeSelector"
-                | "limits"
-                | "requests"
-        ) || (self.kind == "Service" && names == ["spec", "selector"])
+        self.recorded(parent)
+            .filter(|_| !self.custom)
+            .is_some_and(|p| p.child(last).in_zero_value(p.requires(last)))
     }
 }
 
@@ -246,8 +186,34 @@ mod tests {
             deploy.list_type(&["status", "conditions"]),
             ListType::Map(keys(&["type"]))
         );
+        // Both selectors are atomic: a LabelSelector, and a Service's `map[string]string`
+        // marked so.
         assert!(deploy.is_atomic_map(&["spec", "selector"]));
-        assert!(!svc.is_atomic_map(&["spec", "selector"]));
+        assert!(svc.is_atomic_map(&["spec", "selector"]));
+        assert!(!deploy.is_atomic_map(&["spec", "template", "metadata", "labels"]));
+        assert!(deploy.has_map_keys(&["spec", "template", "metadata", "labels"]));
+        assert!(!deploy.has_map_keys(&["spec", "template", "metadata"]));
+    }
+
+    #[test]
+    fn the_zero_value_holds_non_pointer_structs_and_required_lists() {
+        let deploy = Schema::new("apps/v1", "Deployment", false);
+        for present in [
+            &["spec"][..],
+            &["spec", "strategy"],
+            &["spec", "template", "metadata"],
+            &["spec", "template", "spec", "containers"],
+        ] {
+            assert!(deploy.is_zero_struct(present), "{present:?}");
+        }
+        // A required pointer is there too, as null: a Deployment's `selector`.
+        assert!(deploy.is_zero_struct(&["spec", "selector"]));
+        for absent in [
+            &["spec", "replicas"][..],
+            &["spec", "template", "spec", "affinity"],
+        ] {
+            assert!(!deploy.is_zero_struct(absent), "{absent:?}");
+        }
     }
 
     #[test]

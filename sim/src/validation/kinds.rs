@@ -206,6 +206,24 @@ fn custom_resource_definition(object: &Value, errors: &mut Errors) {
     }
 }
 
+/// An APIService is named for what it serves: `<version>.<group>`, or `<version>` for the
+/// core group.
+fn api_service_name(object: &Value, errors: &mut Errors) {
+    let (version, group) = (
+        object["spec"]["version"].as_str().unwrap_or_default(),
+        object["spec"]["group"].as_str().unwrap_or_default(),
+    );
+    let expected = match group {
+        "" => version.to_string(),
+        _ => format!("{version}.{group}"),
+    };
+    let name = &object["metadata"]["name"];
+    if name.as_str() != Some(expected.as_str()) {
+        let message = format!("must be `spec.version+\".\"+spec.group`: {expected:?}");
+        errors.invalid("metadata.name", name, &message);
+    }
+}
+
 /// Checks `object` of `kind` (already defaulted) and, on updates, its change from `live`.
 pub fn check(kind: &str, object: &Value, live: Option<&Value>, errors: &mut Errors) {
     match kind {
@@ -254,6 +272,7 @@ pub fn check(kind: &str, object: &Value, live: Option<&Value>, errors: &mut Erro
         ),
         "Service" => service(object, errors),
         "CustomResourceDefinition" => custom_resource_definition(object, errors),
+        "APIService" => api_service_name(object, errors),
         "StorageClass" => {
             if let Some(live) = live {
                 for field in ["parameters", "provisioner"] {

@@ -23,11 +23,17 @@ fn subject<'a>(rt: &'a ResourceType, name: &'a str) -> Subject<'a> {
 }
 
 /// The name format a kind's objects must have: an RFC 1123 label for Namespaces, an RFC 1035
-/// label for Services, an RFC 1123 subdomain otherwise (custom resources and most kinds).
+/// label for Services, an IP address for IPAddresses, only a path segment for RBAC's kinds,
+/// PodDisruptionBudgets and core Events (whose validation never checked more), an RFC 1123
+/// subdomain otherwise (custom resources and most kinds).
 fn name_problems(rt: &ResourceType, name: &str) -> Vec<String> {
-    match (rt.custom, rt.kind.as_str()) {
-        (false, "Namespace") => rules::dns1123_label(name),
-        (false, "Service") => rules::dns1035_label(name),
+    match (rt.custom, rt.group.as_str(), rt.kind.as_str()) {
+        (false, _, "Namespace") => rules::dns1123_label(name),
+        (false, _, "Service") => rules::dns1035_label(name),
+        (false, _, "IPAddress") => rules::ip_address(name),
+        (false, "rbac.authorization.k8s.io" | "policy", _) | (false, "", "Event") => {
+            rules::path_segment(name)
+        }
         _ => rules::dns1123_subdomain(name),
     }
 }

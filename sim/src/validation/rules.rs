@@ -127,6 +127,27 @@ fn problems(s: &str, max: usize, matches: bool, message: &str) -> Vec<String> {
     out
 }
 
+/// The problems of `s` as a path segment (`IsValidPathSegmentName`), the only rule every name
+/// obeys: not `.` or `..`, and no `/` or `%`.
+pub fn path_segment(s: &str) -> Vec<String> {
+    if s == "." || s == ".." {
+        return vec![format!("may not be '{s}'")];
+    }
+    ["/", "%"]
+        .iter()
+        .filter(|c| s.contains(*c))
+        .map(|c| format!("may not contain '{c}'"))
+        .collect()
+}
+
+/// The problems of `s` as an IP address (`IsValidIP`).
+pub fn ip_address(s: &str) -> Vec<String> {
+    match s.parse::<std::net::IpAddr>() {
+        Ok(_) => Vec::new(),
+        Err(_) => vec!["must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)".into()],
+    }
+}
+
 /// The problems of `s` as an RFC 1123 label (`IsDNS1123Label`).
 pub fn dns1123_label(s: &str) -> Vec<String> {
     problems(s, 63, label_chars(s), DNS1123_LABEL)
@@ -232,6 +253,14 @@ mod tests {
         assert!(dns1123_label("web-1").is_empty());
         assert_eq!(dns1123_label("Web"), [DNS1123_LABEL]);
         assert!(dns1123_subdomain("a.b-c").is_empty());
+        assert!(path_segment("Web_Not.Valid").is_empty());
+        assert_eq!(path_segment(".."), ["may not be '..'"]);
+        assert_eq!(
+            path_segment("a/b%"),
+            ["may not contain '/'", "may not contain '%'"]
+        );
+        assert!(ip_address("10.0.0.1").is_empty() && ip_address("2001:db8::1").is_empty());
+        assert!(!ip_address("10.0.0.1-dry").is_empty());
         assert!(!dns1123_subdomain("a..b").is_empty());
         assert_eq!(dns1035_label("1web"), [DNS1035_LABEL]);
         assert!(qualified_name("app.kubernetes.io/name").is_empty());

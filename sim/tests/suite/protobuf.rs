@@ -39,6 +39,7 @@ use k8s_rs_pb::apimachinery::pkg::apis::meta::v1::{
     DeleteOptions, LabelSelector, ObjectMeta, Status, Time, WatchEvent,
 };
 use k8s_rs_pb::apimachinery::pkg::runtime::{TypeMeta, Unknown};
+use k8s_rs_pb::kube_aggregator::pkg::apis::apiregistration::v1::{APIService, APIServiceSpec};
 use protobuf::{Message, MessageField};
 use serde_json::{Value, json};
 
@@ -569,6 +570,16 @@ fn full(api_version: &str, kind: &str, name: &str) -> Option<Vec<u8>> {
             };
             object!(CustomResourceDefinition, meta(GIZMOS), spec)
         }
+        ("apiregistration.k8s.io/v1", "APIService") => {
+            let spec = APIServiceSpec {
+                group: Some("proto.example.com".into()),
+                version: Some("v1".into()),
+                groupPriorityMinimum: Some(100),
+                versionPriority: Some(10),
+                ..APIServiceSpec::default()
+            };
+            object!(APIService, meta(name), spec)
+        }
         ("authorization.k8s.io/v1", review) if review.ends_with("SubjectAccessReview") => {
             let attributes = MessageField::some(ResourceAttributes {
                 namespace: Some("default".into()),
@@ -643,7 +654,13 @@ async fn every_builtin_kind_is_read_from_protobuf_and_watched_in_protobuf() {
             "" => "core".to_string(),
             group => group.replace('.', "-"),
         };
-        let mut name = format!("proto-{group}-{}", resource.version);
+        // An IPAddress is named by its address, an APIService by what it serves.
+        let mut name = match (resource.kind, resource.version) {
+            ("IPAddress", "v1") => "10.96.200.1".to_string(),
+            ("IPAddress", _) => "10.96.200.2".to_string(),
+            ("APIService", version) => format!("{version}.proto.example.com"),
+            (_, version) => format!("proto-{group}-{version}"),
+        };
         let body = named(&api_version, resource.kind, &name);
         let (mut code, mut media, mut answer) = call(&sim, "POST", &collection, &proto, body).await;
         let full_body = full(&api_version, resource.kind, &name);
