@@ -147,6 +147,7 @@ pub const FACTS: &[Facts] = &[
     facts("", "persistentvolumeclaims")
         .short(&["pvc"])
         .generation(false),
+    facts("", "podtemplates").generation(true),
     facts("", "persistentvolumes")
         .short(&["pv"])
         .generation(false),

@@ -211,7 +211,11 @@ fn bind_claim(state: &mut State, key: &Key, claim: &Value) {
         .into_iter()
         .find(|(k, _)| !class_name.is_empty() && k.name == class_name)
         .map(|(_, c)| c.clone());
-    let Some(class) = class else { return };
+    // A provisioner makes a volume of the requested size: a claim that requests none gets none.
+    let sized = claim.pointer("/spec/resources/requests/storage").is_some();
+    let Some(class) = class.filter(|_| sized) else {
+        return;
+    };
     let consumer =
         class["volumeBindingMode"] != "WaitForFirstConsumer" || claim_in_use(state, claim);
     if consumer {

@@ -302,12 +302,26 @@ fn initial_status(kind: &str) -> Option<Value> {
 /// What the admission plugins and the kind's registry add after the defaults, once the field
 /// manager has recorded who owns what (so nobody owns it, as with kube-apiserver): a new
 /// Namespace's `kubernetes` finalizer, a new Pod's service account token, priority and
-/// tolerations, a Service's allocated cluster IP and node ports; and the zero values a core
+/// tolerations, a new claim's default StorageClass and the pv/pvc-protection finalizers, a
+/// Service's allocated cluster IP and node ports; and the zero values a core
 /// Event's Go type serializes (its times as `null`, its reporting fields as `""`), which equal
 /// the kind's zero value and so are nobody's either.
-pub fn admit(rt: &ResourceType, object: &mut Value, live: Option<&Value>) {
+pub fn admit(rt: &ResourceType, object: &mut Value, live: Option<&Value>, state: &State) {
     match (rt.custom, rt.kind.as_str(), live) {
         (false, "Namespace", None) => object["spec"]["finalizers"] = json!(["kubernetes"]),
+        (false, "PersistentVolume", None) => {
+            lifecycle::add_finalizer(object, lifecycle::PV_PROTECTION);
+        }
+        (false, "PersistentVolumeClaim", None) => {
+            lifecycle::add_finalizer(object, lifecycle::PVC_PROTECTION);
+            let class = default_storage_class(state);
+            if let Some(spec) = object.get_mut("spec").filter(|s| s.is_object())
+                && let Some(class) = class
+                && spec.get("storageClassName").is_none_or(Value::is_null)
+            {
+                spec["storageClassName"] = json!(class);
+            }
+        }
         (false, "Event", _) if rt.group.is_empty() => {
             for (field, zero) in [
                 ("firstTimestamp", Value::Null),
@@ -328,8 +342,9 @@ pub fn admit(rt: &ResourceType, object: &mut Value, live: Option<&Value>) {
 }
 
 /// Fills server defaults into `object` of type `rt` (`live` is the current object for
-/// updates; `state` is read for what admission looks up, such as the default StorageClass).
-pub fn apply(rt: &ResourceType, object: &mut Value, live: Option<&Value>, state: &State) {
+/// updates): what the API server's decoding defaults, before its field manager runs
+/// (admission's additions are [`admit`]'s).
+pub fn apply(rt: &ResourceType, object: &mut Value, live: Option<&Value>) {
     if rt.custom {
         return;
     }
@@ -376,26 +391,22 @@ pub fn apply(rt: &ResourceType, object: &mut Value, live: Option<&Value>, state:
             }
         }
         "PersistentVolumeClaim" => {
-            if created {
-                lifecycle::add_finalizer(object, lifecycle::PVC_PROTECTION);
-            }
-            let class = created.then(|| default_storage_class(state)).flatten();
             if let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) {
                 claim_spec(spec);
-                if let Some(class) = class
-                    && spec.get("storageClassName").is_none_or(Value::is_null)
-                {
-                    spec["storageClassName"] = json!(class);
-                }
             }
         }
         "PersistentVolume" => {
-            if created {
-                lifecycle::add_finalizer(object, lifecycle::PV_PROTECTION);
-            }
             if let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) {
                 default(spec, "persistentVolumeReclaimPolicy", json!("Retain"));
                 default(spec, "volumeMode", json!("Filesystem"));
+                if let Some(host_path) = spec.get_mut("hostPath").filter(|h| h.is_object()) {
+                    default(host_path, "type", json!(""));
+                }
+            }
+        }
+        "ValidatingAdmissionPolicy" => {
+            if let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) {
+                validating_admission_policy(spec);
             }
         }
         "StorageClass" => {
@@ -474,6 +485,20 @@ fn admission_webhook(webhook: &mut Value, mutating: bool) {
     }
 }
 
+/// admissionregistration/v1's `SetDefaults_ValidatingAdmissionPolicySpec`, with its
+/// `MatchResources` and their rules.
+fn validating_admission_policy(spec: &mut Value) {
+    default(spec, "failurePolicy", json!("Fail"));
+    if let Some(constraints) = spec.get_mut("matchConstraints").filter(|m| m.is_object()) {
+        default(constraints, "matchPolicy", json!("Equivalent"));
+        default(constraints, "namespaceSelector", json!({}));
+        default(constraints, "objectSelector", json!({}));
+        for rule in each_mut(constraints, "resourceRules") {
+            default(rule, "scope", json!("*"));
+        }
+    }
+}
+
 /// storage/v1's `SetDefaults_CSIDriver`.
 fn csi_driver(spec: &mut Value) {
     default(spec, "attachRequired", json!(true));
@@ -496,8 +521,7 @@ mod tests {
     }
 
     fn defaulted(kind: &str, mut object: Value) -> Value {
-        let store = Store::new(10);
-        apply(&rt(kind), &mut object, None, &store.lock());
+        apply(&rt(kind), &mut object, None);
         object
     }
 
@@ -594,7 +618,12 @@ mod tests {
             "the registry's, after the defaults"
         );
         let mut admitted = ns.clone();
-        admit(&rt("Namespace"), &mut admitted, None);
+        admit(
+            &rt("Namespace"),
+            &mut admitted,
+            None,
+            &Store::new(10).lock(),
+        );
         assert_eq!(admitted["spec"]["finalizers"], json!(["kubernetes"]));
         let crd = defaulted(
             "CustomResourceDefinition",

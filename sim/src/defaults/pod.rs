@@ -115,6 +115,20 @@ pub fn spec(spec: &mut Value) {
     if !spec.is_object() {
         return;
     }
+    // The v1 conversion keeps the deprecated `serviceAccount` and `serviceAccountName` equal.
+    for (set, unset) in [
+        ("serviceAccountName", "serviceAccount"),
+        ("serviceAccount", "serviceAccountName"),
+    ] {
+        if let Some(account) = spec[set]
+            .as_str()
+            .filter(|a| !a.is_empty())
+            .map(str::to_string)
+            && spec[unset].as_str().is_none_or(str::is_empty)
+        {
+            spec[unset] = json!(account);
+        }
+    }
     for field in ["containers", "initContainers", "ephemeralContainers"] {
         for c in each_mut(spec, field) {
             container(c);

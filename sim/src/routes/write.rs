@@ -562,7 +562,7 @@ fn commit(
     if rt.custom {
         crate::crd::admit(state, rt, live, &mut object)?;
     }
-    defaults::apply(rt, &mut object, live, state);
+    defaults::apply(rt, &mut object, live);
     if !rt.custom {
         ssa::fill_zero_structs(&rt.api_version(), &rt.kind, &mut object);
     }
@@ -570,7 +570,7 @@ fn commit(
     // The field manager sees the object as decoded and defaulted; what admission and the
     // registry add after it is nobody's.
     let defaulted = matches!(ownership, Ownership::Update).then(|| object.clone());
-    defaults::admit(rt, &mut object, live);
+    defaults::admit(rt, &mut object, live, state);
     let namespace = target.namespace.as_deref().unwrap_or_default();
     rbac::escalation::check(state, ctx.user.as_ref(), rt, namespace, live, &object)?;
     validation::check(rt, live, &object)?;
