@@ -66,6 +66,28 @@ fn daemon_set(spec: &mut Value) {
     template(spec);
 }
 
+/// The annotation apps/v1 carries a DaemonSet's template generation in.
+const TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";
+
+/// A DaemonSet's template generation (its registry's `TemplateGeneration`, which the apps/v1
+/// conversion writes as an annotation): 1 on create, one more each time the template changes.
+fn template_generation(object: &mut Value, live: Option<&Value>) {
+    let generation = match live {
+        None => 1,
+        Some(live) => {
+            let kept = live["metadata"]["annotations"][TEMPLATE_GENERATION]
+                .as_str()
+                .and_then(|g| g.parse::<i64>().ok())
+                .unwrap_or(0);
+            kept + i64::from(live["spec"]["template"] != object["spec"]["template"])
+        }
+    };
+    if !object["metadata"]["annotations"].is_object() {
+        object["metadata"]["annotations"] = json!({});
+    }
+    object["metadata"]["annotations"][TEMPLATE_GENERATION] = json!(generation.to_string());
+}
+
 /// A ReplicationController's defaults (`SetDefaults_ReplicationController`): one replica, its
 /// template's, and the template's labels as its selector and its own labels when those are
 /// unset.
@@ -467,6 +489,9 @@ pub fn apply(rt: &ResourceType, object: &mut Value, live: Option<&Value>) {
             }
         }
     }
+    if rt.kind == "DaemonSet" && object["spec"].is_object() {
+        template_generation(object, live);
+    }
 }
 
 /// admissionregistration/v1's `SetDefaults_ValidatingWebhook` and `SetDefaults_MutatingWebhook`,
@@ -604,6 +629,22 @@ mod tests {
         );
         assert_eq!(np["spec"]["policyTypes"], json!(["Ingress", "Egress"]));
         assert_eq!(np["spec"]["egress"][0]["ports"][0]["protocol"], "TCP");
+    }
+
+    #[test]
+    fn a_daemon_sets_template_generation_counts_template_changes() {
+        let spec = json!({"selector": {"matchLabels": {"app": "a"}}, "template": {
+            "metadata": {"labels": {"app": "a"}}, "spec": {"containers": [{"name": "a", "image": "x:1"}]}}});
+        let created = defaulted("DaemonSet", json!({"metadata": {}, "spec": spec}));
+        let generation = |o: &Value| o["metadata"]["annotations"][TEMPLATE_GENERATION].clone();
+        assert_eq!(generation(&created), "1");
+        let mut same = json!({"metadata": {}, "spec": spec});
+        apply(&rt("DaemonSet"), &mut same, Some(&created));
+        assert_eq!(generation(&same), "1", "an unchanged template keeps it");
+        let mut changed = json!({"metadata": {}, "spec": spec});
+        changed["spec"]["template"]["spec"]["containers"][0]["image"] = json!("x:2");
+        apply(&rt("DaemonSet"), &mut changed, Some(&created));
+        assert_eq!(generation(&changed), "2");
     }
 
     #[test]
