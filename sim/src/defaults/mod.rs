@@ -449,6 +449,11 @@ pub fn apply(rt: &ResourceType, object: &mut Value, live: Option<&Value>) {
                 }
             }
         }
+        "EndpointSlice" => {
+            for port in each_mut(object, "ports") {
+                default(port, "protocol", json!("TCP"));
+            }
+        }
         "CSIDriver" => {
             if let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) {
                 csi_driver(spec);
