@@ -569,7 +569,11 @@ fn commit(
     crate::decode::omit_empty(rt, &mut object);
     // The field manager sees the object as decoded and defaulted; what admission and the
     // registry add after it is nobody's.
-    let defaulted = matches!(ownership, Ownership::Update).then(|| object.clone());
+    if let Ownership::Update = ownership {
+        let api_version = rt.api_version();
+        let writer = ctx.writer(&api_version, subresource);
+        ssa::record_update(live, &mut object, &schema_of(state, rt), &writer);
+    }
     defaults::admit(rt, &mut object, live, state);
     let namespace = target.namespace.as_deref().unwrap_or_default();
     rbac::escalation::check(state, ctx.user.as_ref(), rt, namespace, live, &object)?;
@@ -580,22 +584,6 @@ fn commit(
     {
         let generation = live["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
         object["metadata"]["generation"] = json!(generation);
-    }
-    if let Some(mut defaulted) = defaulted {
-        let api_version = rt.api_version();
-        let writer = ctx.writer(&api_version, subresource);
-        ssa::record_update(live, &mut defaulted, &schema_of(state, rt), &writer);
-        match defaulted["metadata"]
-            .get_mut("managedFields")
-            .map(Value::take)
-        {
-            Some(entries) => object["metadata"]["managedFields"] = entries,
-            None => {
-                if let Some(m) = object["metadata"].as_object_mut() {
-                    m.remove("managedFields");
-                }
-            }
-        }
     }
     if let Some(live) = live
         && same_content(live, &object)

@@ -149,7 +149,6 @@ impl Schema {
             return true;
         }
         self.recorded(parent)
-            .filter(|_| !self.custom)
             .is_some_and(|p| p.child(last).in_zero_value(p.requires(last)))
     }
 }
