@@ -11,112 +11,6 @@ use crate::quantity::{self, QuantityError};
 use crate::registry::ResourceType;
 use crate::status::ApiError;
 
-/// Where a PodSpec sits in each kind that has one.
-fn pod_spec_root(kind: &str) -> Option<&'static str> {
-    Some(match kind {
-        "Pod" => "spec",
-        "Deployment"
-        | "ReplicaSet"
-        | "StatefulSet"
-        | "DaemonSet"
-        | "Job"
-        | "ReplicationController" => "spec.template.spec",
-        "PodTemplate" => "template.spec",
-        "CronJob" => "spec.jobTemplate.spec.template.spec",
-        _ => return None,
-    })
-}
-
-/// `ResourceList` fields below a PodSpec (rounded up to milli-units as well).
-const POD_SPEC_RESOURCE_LISTS: &[&str] = &[
-    "containers[].resources.limits",
-    "containers[].resources.requests",
-    "initContainers[].resources.limits",
-    "initContainers[].resources.requests",
-    "ephemeralContainers[].resources.limits",
-    "ephemeralContainers[].resources.requests",
-    "resources.limits",
-    "resources.requests",
-    "overhead",
-    "volumes[].ephemeral.volumeClaimTemplate.spec.resources.requests",
-    "volumes[].ephemeral.volumeClaimTemplate.spec.resources.limits",
-];
-
-/// Single `Quantity` fields below a PodSpec.
-const POD_SPEC_QUANTITIES: &[&str] = &["volumes[].emptyDir.sizeLimit"];
-
-/// `ResourceList` fields of kinds without a PodSpec, or besides it.
-fn resource_lists(kind: &str) -> &'static [&'static str] {
-    match kind {
-        "PersistentVolumeClaim" => &[
-            "spec.resources.requests",
-            "spec.resources.limits",
-            "status.capacity",
-            "status.allocatedResources",
-        ],
-        "StatefulSet" => &[
-            "spec.volumeClaimTemplates[].spec.resources.requests",
-            "spec.volumeClaimTemplates[].spec.resources.limits",
-        ],
-        "PersistentVolume" => &["spec.capacity"],
-        "ResourceQuota" => &["spec.hard", "status.hard", "status.used"],
-        "LimitRange" => &[
-            "spec.limits[].max",
-            "spec.limits[].min",
-            "spec.limits[].default",
-            "spec.limits[].defaultRequest",
-            "spec.limits[].maxLimitRequestRatio",
-        ],
-        "Node" => &["status.capacity", "status.allocatable"],
-        _ => &[],
-    }
-}
-
-/// Single `Quantity` fields of kinds without a PodSpec.
-fn quantities(kind: &str) -> &'static [&'static str] {
-    match kind {
-        "HorizontalPodAutoscaler" => &[
-            "spec.metrics[].resource.target.value",
-            "spec.metrics[].resource.target.averageValue",
-            "spec.metrics[].pods.target.value",
-            "spec.metrics[].pods.target.averageValue",
-            "spec.metrics[].object.target.value",
-            "spec.metrics[].object.target.averageValue",
-            "spec.metrics[].external.target.value",
-            "spec.metrics[].external.target.averageValue",
-            "spec.metrics[].containerResource.target.value",
-            "spec.metrics[].containerResource.target.averageValue",
-        ],
-        _ => &[],
-    }
-}
-
-/// Calls `f` on every value at `path` below `node` (`a.b`; `a[]` walks each item of list `a`).
-fn each_at(
-    node: &mut Value,
-    path: &str,
-    f: &mut dyn FnMut(&mut Value) -> Result<(), ApiError>,
-) -> Result<(), ApiError> {
-    let (head, rest) = path.split_once('.').unwrap_or((path, ""));
-    let children: Vec<&mut Value> = match head.strip_suffix("[]") {
-        Some(list) => match node.get_mut(list).and_then(Value::as_array_mut) {
-            Some(items) => items.iter_mut().collect(),
-            None => Vec::new(),
-        },
-        None => node.get_mut(head).into_iter().collect(),
-    };
-    for child in children {
-        if rest.is_empty() {
-            if !child.is_null() {
-                f(child)?;
-            }
-        } else {
-            each_at(child, rest, f)?;
-        }
-    }
-    Ok(())
-}
-
 /// An error as the decoder reports it: `<Kind> in version "<v>" cannot be handled as a <Kind>: …`.
 fn undecodable(rt: &ResourceType, why: impl std::fmt::Display) -> ApiError {
     ApiError::bad_request(format!(
@@ -137,34 +31,13 @@ fn canonical_quantity(rt: &ResourceType, value: &mut Value, milli: bool) -> Resu
     Ok(())
 }
 
+/// Puts every quantity of `object` in canonical form, wherever kube-apiserver's schema of the
+/// kind places one; the values of a `ResourceList` are rounded up to milli-units as well
+/// (`SetDefaults_ResourceList`).
 fn canonical_quantities(rt: &ResourceType, object: &mut Value) -> Result<(), ApiError> {
-    let mut lists: Vec<String> = resource_lists(&rt.kind)
-        .iter()
-        .map(|p| p.to_string())
-        .collect();
-    let mut singles: Vec<String> = quantities(&rt.kind).iter().map(|p| p.to_string()).collect();
-    if let Some(root) = pod_spec_root(&rt.kind) {
-        lists.extend(
-            POD_SPEC_RESOURCE_LISTS
-                .iter()
-                .map(|p| format!("{root}.{p}")),
-        );
-        singles.extend(POD_SPEC_QUANTITIES.iter().map(|p| format!("{root}.{p}")));
-    }
-    for path in &lists {
-        each_at(object, path, &mut |list| {
-            for value in list.as_object_mut().into_iter().flat_map(Map::values_mut) {
-                canonical_quantity(rt, value, true)?;
-            }
-            Ok(())
-        })?;
-    }
-    for path in &singles {
-        each_at(object, path, &mut |value| {
-            canonical_quantity(rt, value, false)
-        })?;
-    }
-    Ok(())
+    crate::ssa::each_quantity(&rt.api_version(), &rt.kind, object, &mut |value, list| {
+        canonical_quantity(rt, value, list)
+    })
 }
 
 /// Folds `stringData` into `data` (its keys win), as the conversion of a v1 Secret does (`data`

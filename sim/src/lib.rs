@@ -37,6 +37,7 @@ mod discovery;
 mod events;
 mod guest_cluster;
 mod kinds;
+pub mod kubelet;
 mod lifecycle;
 mod meta;
 mod openapi;
@@ -60,6 +61,6 @@ mod watch;
 pub use guest_cluster::{GuestCluster, GuestWatch};
 #[cfg(feature = "server")]
 pub use server::{
-    ADMIN, ClientCertificate, Credential, Fault, FaultAction, RequestCounts, Sim, SimConfig,
-    SimError, StaticToken,
+    ADMIN, ClientCertificate, Credential, Fault, FaultAction, RequestCounter, RequestCounts, Sim,
+    SimConfig, SimError, StaticToken,
 };

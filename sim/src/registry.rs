@@ -192,6 +192,7 @@ pub const FACTS: &[Facts] = &[
     // Specs that nothing reports observing: their registries set no generation.
     facts("storage.k8s.io", "csidrivers").generation(false),
     facts("storage.k8s.io", "volumeattachments").generation(false),
+    facts("storage.k8s.io", "csinodes").generation(false),
     facts("internal.apiserver.k8s.io", "storageversions").generation(false),
     facts("storage.k8s.io", "volumeattributesclasses").short(&["vac"]),
     facts(

@@ -1,68 +1,170 @@
-//! A krt-sim server per test, with a kube client that checks the cluster
+//! A cluster per test: a new krt-sim server, or, on the real tier (`KRT_E2E_KUBECONFIG`), the
+//! real cluster behind a counting proxy; with a kube client that checks the cluster
 //! independently of krt and a kubeconfig file for the CLI.
 
 use kube::api::{Api, DynamicObject};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::discovery::ApiResource;
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// A running simulator with a client and a kubeconfig file for it, in a
-/// temporary directory removed on drop.
-pub struct SimCluster {
-    sim: krt_sim::Sim,
-    /// A client of the simulator (kube-rs's retries off, as krt's `connect` does).
+use crate::real;
+
+/// A cluster for one test, with a client and a kubeconfig file for it in a temporary directory
+/// removed on drop.
+///
+/// Without `KRT_E2E_KUBECONFIG` it is a new krt-sim. With it, [`start`](TestCluster::start) and
+/// [`start_tls`](TestCluster::start_tls) give that real cluster (see [`real_tier`](crate::real_tier)):
+/// the test's turn on it, wiped back to its baseline, with krt-testkit's stand-in kubelet
+/// serving its Pods. A test that needs what only krt-sim has (fault injection, its clock, its
+/// users) starts one with [`simulated`](TestCluster::simulated), which says why on the real tier.
+pub struct TestCluster {
+    backend: Backend,
+    /// A client of the cluster (kube-rs's retries off, as krt's `connect` does).
     pub client: kube::Client,
-    /// The kubeconfig file, in [`dir`](SimCluster::dir).
+    /// The kubeconfig file, in [`dir`](TestCluster::dir).
     pub kubeconfig: PathBuf,
     dir: tempfile::TempDir,
 }
 
-impl SimCluster {
-    /// Starts a simulator with the default configuration.
-    pub async fn start() -> SimCluster {
-        Self::start_with(krt_sim::SimConfig::default()).await
+enum Backend {
+    Sim(krt_sim::Sim),
+    Real(real::Turn),
+}
+
+impl TestCluster {
+    /// The cluster of the tier: a new simulator with the default configuration, or the real one.
+    pub async fn start() -> TestCluster {
+        Self::start_tls_if(false).await
     }
 
-    /// Starts a simulator serving HTTPS, for tests that run kubectl: client-go sends a
-    /// kubeconfig's credentials only to a TLS server.
-    pub async fn start_tls() -> SimCluster {
-        Self::start_with(krt_sim::SimConfig {
-            tls: true,
-            ..krt_sim::SimConfig::default()
-        })
-        .await
+    /// As [`start`](TestCluster::start), with a simulator serving HTTPS, for tests that run
+    /// kubectl: client-go sends a kubeconfig's credentials only to a TLS server.
+    pub async fn start_tls() -> TestCluster {
+        Self::start_tls_if(true).await
     }
 
-    /// Starts a simulator with `config`.
-    pub async fn start_with(config: krt_sim::SimConfig) -> SimCluster {
+    async fn start_tls_if(tls: bool) -> TestCluster {
+        match real::kubeconfig() {
+            Some(path) => Self::real(&path).await,
+            None => {
+                Self::with_sim(krt_sim::SimConfig {
+                    tls,
+                    ..krt_sim::SimConfig::default()
+                })
+                .await
+            }
+        }
+    }
+
+    /// As [`start`](TestCluster::start), for a test whose Pods fail as krt-sim's annotation
+    /// `sim.krt.dev/fail` asks ([`krt_sim::kubelet`]): krt-sim, or a real control plane that
+    /// the stand-in kubelet serves; a cluster with kubelets of its own ignores the annotation,
+    /// so there the test runs on krt-sim and says `why`.
+    pub async fn start_with_simulated_pods(why: &str) -> TestCluster {
+        let cluster = Self::start().await;
+        match &cluster.backend {
+            Backend::Real(turn) if turn.kubelet.is_none() => {
+                drop(cluster);
+                Self::simulated(Default::default(), why).await
+            }
+            _ => cluster,
+        }
+    }
+
+    /// A simulator with `config`, on the real tier too: for a test that needs krt-sim itself;
+    /// `why` says what for, and the real tier prints it.
+    pub async fn simulated(config: krt_sim::SimConfig, why: &str) -> TestCluster {
+        if real::real_tier() {
+            eprintln!("on krt-sim, not the real cluster: {why}");
+        }
+        Self::with_sim(config).await
+    }
+
+    async fn with_sim(config: krt_sim::SimConfig) -> TestCluster {
         let sim = krt_sim::Sim::start_with(config)
             .await
             .expect("simulator starts");
-        let dir = tempfile::Builder::new()
-            .prefix("krt-test-")
-            .tempdir()
-            .expect("temporary directory");
+        let dir = temp_dir();
         let kubeconfig = dir.path().join("kubeconfig");
         sim.write_kubeconfig(&kubeconfig)
             .expect("kubeconfig written");
         let client = client_for(&sim).await;
-        SimCluster {
-            sim,
+        TestCluster {
+            backend: Backend::Sim(sim),
             client,
             kubeconfig,
             dir,
         }
     }
 
-    /// The simulator, for fault injection and its URL.
-    pub fn sim(&self) -> &krt_sim::Sim {
-        &self.sim
+    async fn real(path: &Path) -> TestCluster {
+        let turn = real::turn(path).await;
+        let dir = temp_dir();
+        let kubeconfig = dir.path().join("kubeconfig");
+        std::fs::write(&kubeconfig, proxy_kubeconfig(turn.proxy.url(), None))
+            .expect("kubeconfig written");
+        let client = client_from(&std::fs::read_to_string(&kubeconfig).expect("readable")).await;
+        TestCluster {
+            backend: Backend::Real(turn),
+            client,
+            kubeconfig,
+            dir,
+        }
     }
 
-    /// The simulator's base URL.
+    /// Whether this is the real tier's cluster.
+    pub fn is_real(&self) -> bool {
+        matches!(self.backend, Backend::Real(_))
+    }
+
+    /// The requests the cluster answered since it started or since the last
+    /// [`reset_requests`](TestCluster::reset_requests): krt-sim's count, or the proxy's in
+    /// front of a real cluster.
+    pub fn requests(&self) -> krt_sim::RequestCounts {
+        match &self.backend {
+            Backend::Sim(sim) => sim.requests(),
+            Backend::Real(turn) => turn.proxy.requests(),
+        }
+    }
+
+    /// Counts requests from zero again.
+    pub fn reset_requests(&self) {
+        match &self.backend {
+            Backend::Sim(sim) => sim.reset_requests(),
+            Backend::Real(turn) => turn.proxy.reset(),
+        }
+    }
+
+    /// The simulator, for what only it can do (fault injection, its clock).
+    ///
+    /// # Panics
+    /// On the real tier's cluster: such a test starts with [`simulated`](TestCluster::simulated).
+    pub fn sim(&self) -> &krt_sim::Sim {
+        match &self.backend {
+            Backend::Sim(sim) => sim,
+            Backend::Real(_) => panic!(
+                "this test drives krt-sim itself: start it with TestCluster::simulated(config, why)"
+            ),
+        }
+    }
+
+    /// A kubeconfig `user` entry (inline YAML) that acts as the cluster's admin at
+    /// [`url`](TestCluster::url): krt-sim's admin token, or nothing on the real tier, whose
+    /// proxy forwards a request without credentials as the real kubeconfig's user.
+    pub fn admin_user(&self) -> String {
+        match &self.backend {
+            Backend::Sim(sim) => format!("{{token: {}}}", sim.admin_token()),
+            Backend::Real(_) => "{}".to_owned(),
+        }
+    }
+
+    /// The cluster's base URL (the proxy's on the real tier).
     pub fn url(&self) -> &str {
-        self.sim.url()
+        match &self.backend {
+            Backend::Sim(sim) => sim.url(),
+            Backend::Real(turn) => turn.proxy.url(),
+        }
     }
 
     /// The test's temporary directory (holding the kubeconfig).
@@ -111,10 +213,23 @@ impl SimCluster {
 
     /// A kubeconfig file in the test's directory that authenticates with
     /// `credential` (as the user `name` in its contexts).
+    ///
+    /// # Panics
+    /// On the real tier, for any credential but a token.
     pub fn kubeconfig_as(&self, name: &str, credential: &krt_sim::Credential) -> PathBuf {
         let path = self.dir.path().join(format!("kubeconfig-{name}"));
-        std::fs::write(&path, self.sim.kubeconfig_yaml_as(name, credential))
-            .expect("kubeconfig written");
+        let yaml = match (&self.backend, credential) {
+            (Backend::Sim(sim), _) => sim.kubeconfig_yaml_as(name, credential),
+            (Backend::Real(turn), krt_sim::Credential::Token(token)) => {
+                proxy_kubeconfig(turn.proxy.url(), Some(token))
+            }
+            (Backend::Real(_), _) => {
+                panic!(
+                    "the real tier authenticates tests with tokens only: use TestCluster::simulated"
+                )
+            }
+        };
+        std::fs::write(&path, yaml).expect("kubeconfig written");
         path
     }
 
@@ -217,12 +332,37 @@ impl SimCluster {
 
 /// A client for `sim`, with kube-rs's retry layer off (krt retries itself).
 pub async fn client_for(sim: &krt_sim::Sim) -> kube::Client {
+    client_from(&sim.kubeconfig_yaml()).await
+}
+
+async fn client_from(kubeconfig: &str) -> kube::Client {
     let mut config = kube::Config::from_custom_kubeconfig(
-        Kubeconfig::from_yaml(&sim.kubeconfig_yaml()).expect("the simulator's kubeconfig"),
+        Kubeconfig::from_yaml(kubeconfig).expect("a kubeconfig"),
         &KubeConfigOptions::default(),
     )
     .await
     .expect("a client configuration");
     config.default_retry = false;
     kube::Client::try_from(config).expect("a client")
+}
+
+fn temp_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("krt-test-")
+        .tempdir()
+        .expect("temporary directory")
+}
+
+/// A kubeconfig for the real tier's proxy at `url`, with `token` or no credential (the proxy
+/// then forwards as the real kubeconfig's user).
+fn proxy_kubeconfig(url: &str, token: Option<&str>) -> String {
+    let user = match token {
+        Some(token) => format!("{{token: {token}}}"),
+        None => "{}".to_owned(),
+    };
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: real\n  cluster: {{server: \"{url}\"}}\n\
+         users:\n- name: test\n  user: {user}\ncontexts:\n- name: real\n  context: {{cluster: real, user: test, namespace: default}}\n\
+         current-context: real\n"
+    )
 }

@@ -658,7 +658,7 @@ async fn replay() {
     let known: BTreeMap<String, String> =
         serde_json::from_str(&std::fs::read_to_string(known_path()).expect("known.json"))
             .expect("known.json");
-    let cluster = krt_testkit::SimCluster::start().await;
+    let cluster = krt_testkit::TestCluster::start().await;
     let (mut agree, mut unlisted, mut fixed, mut listed_count) = (0, Vec::new(), Vec::new(), 0);
     for Recorded { step, answer: real } in &recorded {
         let sim = send(&cluster.client, step).await;

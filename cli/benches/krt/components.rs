@@ -4,7 +4,7 @@
 
 use crate::{Bench, kube_cluster, start_cluster, verdict};
 use krt_host::{ComponentRuntime, ComponentSource, EngineOptions, Middleware};
-use krt_testkit::SimCluster;
+use krt_testkit::TestCluster;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,7 @@ const CACHED_GOAL: Duration = Duration::from_millis(50);
 
 /// Loads krt's guest with `middleware` in front (or alone) on a new engine
 /// with its compile cache in `cache`, as a new krt process would; the time.
-async fn load(cluster: &SimCluster, middleware: Option<&Path>, cache: &Path) -> Duration {
+async fn load(cluster: &TestCluster, middleware: Option<&Path>, cache: &Path) -> Duration {
     let options = EngineOptions {
         cache_dir: Some(cache.to_path_buf()),
         ..EngineOptions::default()
@@ -39,7 +39,7 @@ async fn load(cluster: &SimCluster, middleware: Option<&Path>, cache: &Path) -> 
 /// already holds krt's guest) and a later start (a new engine finding it in
 /// the cache), for `middleware`, or for krt's guest alone when `None`.
 async fn first_use_and_cached(
-    cluster: &SimCluster,
+    cluster: &TestCluster,
     middleware: Option<&Path>,
     dir: &Path,
 ) -> (Duration, Duration) {

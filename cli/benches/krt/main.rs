@@ -29,6 +29,9 @@
 //!     creates, then 1,000 unchanged), counted by callgrind and split by crate.
 //! 12. first-apply (only when named): the README's first command on a fresh
 //!     clone, wall and CPU time.
+//! 13. real (only when named, with `KRT_E2E_KUBECONFIG`): krt, kubectl and the
+//!     limit their requests set, for 1,000 ConfigMaps in a new namespace, on
+//!     krt-sim and on the real cluster that variable names, side by side.
 //!
 //! `KRT_BENCH_KRT=path` measures another krt binary (a release build, say)
 //! in place of the one this bench was built with.
@@ -40,7 +43,7 @@ use krt_host::{
     Runtime,
 };
 use krt_sim::SimConfig;
-use krt_testkit::{SimCluster, resource};
+use krt_testkit::{TestCluster, resource};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
@@ -52,7 +55,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Every section, in the order a full run takes them. A run names sections to
 /// pick them; `OPT_IN` ones run only when named.
-const SECTIONS: [&str; 12] = [
+const SECTIONS: [&str; 13] = [
     "boundary",
     "throughput",
     "requests",
@@ -65,11 +68,12 @@ const SECTIONS: [&str; 12] = [
     "components",
     "instructions",
     "first-apply",
+    "real",
 ];
 
 /// Sections that a run without names leaves out: `first-apply` builds krt
-/// from a fresh clone (minutes of both cores).
-const OPT_IN: [&str; 1] = ["first-apply"];
+/// from a fresh clone (minutes of both cores); `real` needs a real cluster.
+const OPT_IN: [&str; 2] = ["first-apply", "real"];
 
 /// What the running section has printed, kept for `--write-docs`.
 static OUTPUT: Mutex<String> = Mutex::new(String::new());
@@ -168,6 +172,7 @@ async fn main() {
         "components" => bench.components().await,
         "instructions" => bench.instructions().await,
         "first-apply" => bench.first_apply().await,
+        "real" => bench.real().await,
         _ => unreachable!("every section is matched"),
     }
     if write_docs {
@@ -194,16 +199,19 @@ struct Bench {
 /// A simulator with a kubeconfig and a client for it, keeping 100,000
 /// events so that every watch can resume, over HTTPS as a real API server
 /// (and as kubectl needs to send its credentials).
-async fn start_cluster() -> SimCluster {
-    SimCluster::start_with(SimConfig {
-        history_limit: 100_000,
-        tls: true,
-        ..SimConfig::default()
-    })
+async fn start_cluster() -> TestCluster {
+    TestCluster::simulated(
+        SimConfig {
+            history_limit: 100_000,
+            tls: true,
+            ..SimConfig::default()
+        },
+        "the bench's krt-sim rows",
+    )
     .await
 }
 
-fn kube_cluster(cluster: &SimCluster) -> Arc<KubeCluster> {
+fn kube_cluster(cluster: &TestCluster) -> Arc<KubeCluster> {
     Arc::new(KubeCluster::new(cluster.client.clone(), "default"))
 }
 
@@ -241,7 +249,7 @@ fn manifests(dir: &Path, name: &str, objects: &[Value]) -> PathBuf {
 const LATENCY: Duration = Duration::from_millis(5);
 
 /// Adds `latency` to every request `cluster` answers.
-fn slow_down(cluster: &SimCluster, latency: Duration) {
+fn slow_down(cluster: &TestCluster, latency: Duration) {
     cluster.sim().inject_fault(krt_sim::Fault {
         verb: None,
         path: None,
@@ -372,7 +380,7 @@ impl Bench {
     }
 
     /// Runs `kubectl` with `args` against `cluster`.
-    async fn kubectl(&self, cluster: &SimCluster, args: &[&str]) -> (Duration, Run) {
+    async fn kubectl(&self, cluster: &TestCluster, args: &[&str]) -> (Duration, Run) {
         let mut cmd = tokio::process::Command::new("kubectl");
         cmd.arg("--kubeconfig").arg(&cluster.kubeconfig).args(args);
         timed(cmd).await
@@ -807,7 +815,7 @@ impl Bench {
                 }
             }
             let dir = manifests(self.path(), "requests", &objects);
-            cluster.sim().reset_requests();
+            cluster.reset_requests();
             let (took, done) = self
                 .krt_at(
                     &cluster.kubeconfig,
@@ -816,7 +824,7 @@ impl Bench {
                 )
                 .await;
             done.check(run);
-            let requests = cluster.sim().requests().total();
+            let requests = cluster.requests().total();
             let limit = latency.mul_f64(requests as f64 / concurrency as f64);
             let ratio = took.as_secs_f64() / limit.as_secs_f64();
             ratios.push((run, ratio));
@@ -872,6 +880,95 @@ impl Bench {
     }
 
     /// Compiles the built-in component into the warm cache.
+    /// krt against kubectl and against the limit their requests set (requests × round trip ÷
+    /// requests in flight), for a Namespace and 1,000 ConfigMaps in it: on krt-sim and on the
+    /// real cluster `KRT_E2E_KUBECONFIG` names, side by side. Requests are counted at krt-sim,
+    /// or at krt-testkit's proxy in front of the real cluster (which every tool goes through
+    /// alike); each tool starts on a cluster wiped of the run before.
+    async fn real(&self) {
+        assert!(
+            krt_testkit::real_tier(),
+            "the real section needs {} to name a real cluster's kubeconfig",
+            krt_testkit::KUBECONFIG_VAR
+        );
+        self.warm_cache().await;
+        let dir = manifests(self.path(), "real", &in_new_namespace(1000));
+        let dir = dir.to_str().unwrap();
+        let in_flight = krt_host::DEFAULT_MAX_IN_FLIGHT;
+        let mut rows = Vec::new();
+        for server in ["krt-sim", "real"] {
+            let fresh = || async {
+                match server {
+                    "real" => TestCluster::start().await,
+                    _ => start_cluster().await,
+                }
+            };
+            let mut times = Vec::new();
+            // krt's create and unchanged re-apply share a state; each kubectl run starts anew.
+            let cluster = fresh().await;
+            let latency = round_trip(&cluster).await;
+            let work = tempfile::tempdir_in(self.path()).unwrap();
+            for run in ["krt apply (create)", "krt apply (unchanged)"] {
+                cluster.reset_requests();
+                let (took, done) = self
+                    .krt_at(
+                        &cluster.kubeconfig,
+                        &["apply", "-f", dir, "--yes"],
+                        work.path(),
+                    )
+                    .await;
+                done.check(run);
+                times.push((run, took, cluster.requests().total(), in_flight));
+            }
+            drop(cluster);
+            for (run, args) in [
+                ("kubectl apply (client-side)", vec!["apply", "-f", dir]),
+                (
+                    "kubectl apply --server-side",
+                    vec!["apply", "--server-side", "-f", dir],
+                ),
+            ] {
+                let cluster = fresh().await;
+                cluster.reset_requests();
+                let (took, done) = self.kubectl(&cluster, &args).await;
+                done.check(run);
+                // kubectl sends one request at a time.
+                times.push((run, took, cluster.requests().total(), 1));
+            }
+            let krt = times[0].1;
+            for (run, took, requests, concurrency) in times {
+                let limit = latency.mul_f64(requests as f64 / concurrency as f64);
+                rows.push(vec![
+                    server.to_string(),
+                    format!("{:.2}", latency.as_secs_f64() * 1e3),
+                    run.to_string(),
+                    secs(took),
+                    requests.to_string(),
+                    concurrency.to_string(),
+                    secs(limit),
+                    format!("{:.2}", took.as_secs_f64() / limit.as_secs_f64()),
+                    format!("{:.2}", took.as_secs_f64() / krt.as_secs_f64()),
+                ]);
+            }
+        }
+        table(
+            "krt-sim and a real cluster: a Namespace and 1,000 ConfigMaps; limit = requests × \
+             round trip ÷ requests in flight",
+            &[
+                "cluster",
+                "round trip ms",
+                "run",
+                "seconds",
+                "requests",
+                "in flight",
+                "limit s",
+                "its time / limit",
+                "its time / krt's create",
+            ],
+            &rows,
+        );
+    }
+
     async fn warm_cache(&self) {
         let cluster = start_cluster().await;
         let dir = manifests(self.path(), "warm", &configmaps(1));
@@ -1242,7 +1339,7 @@ async fn timed(mut cmd: tokio::process::Command) -> (Duration, Run) {
 }
 
 /// The median round trip of one request to `cluster`, sent one at a time.
-async fn round_trip(cluster: &SimCluster) -> Duration {
+async fn round_trip(cluster: &TestCluster) -> Duration {
     let api: Api<DynamicObject> = cluster.api("v1", "Namespace", "namespaces", None);
     let mut samples = Vec::new();
     for _ in 0..50 {
@@ -1255,7 +1352,7 @@ async fn round_trip(cluster: &SimCluster) -> Duration {
 
 /// The simulator's capacity: server-side applies of `objects` straight from a
 /// kube client, `concurrency` at a time.
-async fn raw_apply(cluster: &SimCluster, objects: &[Value], concurrency: usize) -> Duration {
+async fn raw_apply(cluster: &TestCluster, objects: &[Value], concurrency: usize) -> Duration {
     let started = Instant::now();
     let results: Vec<bool> = stream::iter(objects)
         .map(|o| {

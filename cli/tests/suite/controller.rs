@@ -9,7 +9,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::events::v1::Event;
 use krt_controller::install::{InstallOptions, TenancyMode, manifests};
-use krt_testkit::{SimCluster, krt, krt_spawn};
+use krt_testkit::{TestCluster, krt, krt_spawn};
 use kube::Api;
 use kube::api::{DynamicObject, Patch, PatchParams, WatchEvent, WatchParams};
 use serde_json::{Value, json};
@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 /// Installs the controller's objects with `krt controller install --apply`
 /// (not waiting for its Deployment: the tests run the controller themselves)
 /// and creates namespace `team-a`.
-async fn install(cluster: &SimCluster) {
+async fn install(cluster: &TestCluster) {
     let run = krt(
         &cluster.kubeconfig,
         &[
@@ -50,7 +50,7 @@ fn free_port() -> u16 {
 }
 
 /// `krt controller run` as `identity`, its output in `<dir>/<identity>.log`.
-fn run_controller(cluster: &SimCluster, identity: &str, lease: &str) -> tokio::process::Child {
+fn run_controller(cluster: &TestCluster, identity: &str, lease: &str) -> tokio::process::Child {
     let log = std::fs::File::create(cluster.dir().join(format!("{identity}.log"))).unwrap();
     let metrics = format!("127.0.0.1:{}", free_port());
     krt_spawn(
@@ -93,7 +93,7 @@ fn stack_every(name: &str, names: &[&str], interval: &str) -> Value {
            "spec": {"interval": interval, "resources": resources}})
 }
 
-fn stacks_api(cluster: &SimCluster) -> Api<DynamicObject> {
+fn stacks_api(cluster: &TestCluster) -> Api<DynamicObject> {
     cluster.api("krt.dev/v1alpha1", "Stack", "stacks", Some("team-a"))
 }
 
@@ -140,7 +140,7 @@ fn logs(dir: &Path) -> String {
 }
 
 /// Waits until every Stack named is Ready.
-async fn until_ready(cluster: &SimCluster, names: &[String], within: Duration, dir: &Path) {
+async fn until_ready(cluster: &TestCluster, names: &[String], within: Duration, dir: &Path) {
     let api = stacks_api(cluster);
     let started = Instant::now();
     loop {
@@ -166,7 +166,7 @@ async fn until_ready(cluster: &SimCluster, names: &[String], within: Duration, d
 }
 
 /// The holder of each shard Lease.
-async fn holders(cluster: &SimCluster) -> BTreeMap<String, String> {
+async fn holders(cluster: &TestCluster) -> BTreeMap<String, String> {
     let leases: Api<Lease> = Api::namespaced(cluster.client.clone(), "krt-system");
     leases
         .list(&Default::default())
@@ -186,7 +186,7 @@ async fn holders(cluster: &SimCluster) -> BTreeMap<String, String> {
 /// while the returned task runs.
 type Counts = Arc<Mutex<BTreeMap<String, (u32, u32)>>>;
 
-async fn count_writes(cluster: &SimCluster) -> Counts {
+async fn count_writes(cluster: &TestCluster) -> Counts {
     let api: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), "team-a");
     let version = api
         .list(&Default::default())
@@ -221,7 +221,7 @@ async fn count_writes(cluster: &SimCluster) -> Counts {
 }
 
 /// The `reportingInstance` of the `Applied` Events of each Stack.
-async fn appliers(cluster: &SimCluster) -> BTreeMap<String, Vec<String>> {
+async fn appliers(cluster: &TestCluster) -> BTreeMap<String, Vec<String>> {
     let events: Api<Event> = Api::namespaced(cluster.client.clone(), "team-a");
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for e in events.list(&Default::default()).await.unwrap().items {
@@ -239,12 +239,12 @@ async fn appliers(cluster: &SimCluster) -> BTreeMap<String, Vec<String>> {
     out
 }
 
-async fn create_stacks(cluster: &SimCluster, names: &[String], configmaps: &[&str]) {
+async fn create_stacks(cluster: &TestCluster, names: &[String], configmaps: &[&str]) {
     create_stacks_every(cluster, names, configmaps, "2s").await;
 }
 
 async fn create_stacks_every(
-    cluster: &SimCluster,
+    cluster: &TestCluster,
     names: &[String],
     configmaps: &[&str],
     interval: &str,
@@ -260,7 +260,7 @@ async fn create_stacks_every(
 }
 
 /// What `krt controller install ARGS` prints.
-async fn printed_install(cluster: &SimCluster, args: &[&str]) -> String {
+async fn printed_install(cluster: &TestCluster, args: &[&str]) -> String {
     let run = krt(
         &cluster.kubeconfig,
         &[&["controller", "install"], args].concat(),
@@ -298,7 +298,7 @@ fn install_kinds(tenancy: TenancyMode) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn controller_install_prints_and_applies_the_crd_rbac_and_deployment() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let printed = printed_install(&cluster, &["--replicas", "3"]).await;
     // Multi-tenant by default: no role that applies everything, and Stacks
     // naming no account run as `default` of their namespace.
@@ -367,7 +367,7 @@ async fn controller_install_prints_and_applies_the_crd_rbac_and_deployment() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_controller_processes_reconcile_each_stack_exactly_once() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     install(&cluster).await;
     let counts = count_writes(&cluster).await;
     let _a = run_controller(&cluster, "replica-a", "3s");
@@ -412,7 +412,7 @@ async fn two_controller_processes_reconcile_each_stack_exactly_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killing_the_active_controller_hands_its_stacks_over_within_the_lease_duration() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     install(&cluster).await;
     let lease = Duration::from_secs(3);
     let mut a = run_controller(&cluster, "replica-a", "3s");
@@ -497,7 +497,7 @@ fn peak_rss_mib(pid: u32) -> f64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement (about a minute): run it for the README's figure"]
 async fn two_hundred_stacks_of_five_config_maps_reach_ready() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     install(&cluster).await;
     let controller = run_controller(&cluster, "replica-a", "15s");
     let pid = controller.id().expect("a pid");

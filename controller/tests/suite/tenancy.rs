@@ -238,7 +238,7 @@ async fn a_tenant_with_only_stack_rights_gets_what_its_account_may_do_and_no_mor
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stack_naming_an_account_of_another_namespace_is_refused_before_any_request() {
     let h = multi(&[]).await;
-    h.cluster.sim().reset_requests();
+    h.cluster.reset_requests();
     let mut impostor = stack_as(
         "team-a",
         "impostor",
@@ -257,7 +257,6 @@ async fn a_stack_naming_an_account_of_another_namespace_is_refused_before_any_re
     );
     let asked: Vec<String> = h
         .cluster
-        .sim()
         .requests()
         .iter()
         .filter(|(_, path, _)| path.contains("never-"))
@@ -432,7 +431,7 @@ async fn cross_namespace_sources_are_refused_when_switched_off() {
     })
     .await;
     bind(&h.cluster, "team-a", "deployer", "edit").await;
-    h.cluster.sim().reset_requests();
+    h.cluster.reset_requests();
     let mut stack = stack_as("team-a", "far", Some("deployer"), Vec::new());
     stack["spec"]["configMaps"] = json!([{"name": "elsewhere", "namespace": "team-b"}]);
     h.create(stack).await;
@@ -445,7 +444,6 @@ async fn cross_namespace_sources_are_refused_when_switched_off() {
     );
     let asked = h
         .cluster
-        .sim()
         .requests()
         .iter()
         .any(|(_, path, _)| path.contains("elsewhere"));

@@ -15,13 +15,13 @@ use crate::policy::Policy;
 use crate::state::{HostState, LimitHit};
 use krt_guest::model as m;
 use krt_stack::{Event, EventSink};
-use krt_testkit::{SimCluster, assert_contains};
+use krt_testkit::{TestCluster, assert_contains};
 use std::sync::{Arc, Mutex};
 use wasmtime::component::Resource;
 
 /// A store's state for a link of `role` under `policy` and `limits`, over `sim`.
 fn state(
-    sim: &SimCluster,
+    sim: &TestCluster,
     role: Role,
     policy: Policy,
     limits: Limits,
@@ -47,8 +47,8 @@ fn team_a() -> Policy {
 }
 
 /// A simulator with namespace `team-a`, and a runtime's state under [`team_a`].
-async fn team_a_runtime() -> (SimCluster, HostState) {
-    let sim = SimCluster::start().await;
+async fn team_a_runtime() -> (TestCluster, HostState) {
+    let sim = TestCluster::start().await;
     sim.create_namespace("team-a").await;
     let state = state(&sim, Role::Runtime, team_a(), Limits::default(), None);
     (sim, state)
@@ -106,7 +106,7 @@ fn api_error<T: std::fmt::Debug>(
 }
 
 /// Requests the simulator answered whose path names `name`.
-fn asked(sim: &SimCluster, name: &str) -> Vec<String> {
+fn asked(sim: &TestCluster, name: &str) -> Vec<String> {
     sim.sim()
         .requests()
         .iter()
@@ -117,7 +117,7 @@ fn asked(sim: &SimCluster, name: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_the_policy_refuses_never_reaches_the_cluster() {
-    let sim = SimCluster::start().await;
+    let sim = TestCluster::start().await;
     sim.create_namespace("team-b").await;
     let mut runtime = state(&sim, Role::Runtime, team_a(), Limits::default(), None);
     let refused = get_configmap(&mut runtime, "team-b", "theirs")
@@ -152,7 +152,7 @@ async fn a_call_the_policy_refuses_never_reaches_the_cluster() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_request_budget_and_the_host_call_limit_hold() {
-    let sim = SimCluster::start().await;
+    let sim = TestCluster::start().await;
     sim.create_namespace("team-a").await;
     let budget = Policy {
         max_requests: 2,
@@ -356,7 +356,7 @@ fn wit_resource(id: &str, attributes: &str) -> t::Resource {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_middleware_hands_on_to_its_next_link_only_what_parses() {
-    let sim = SimCluster::start().await;
+    let sim = TestCluster::start().await;
     let echo = Arc::new(Echo::default());
     let role = Role::Middleware {
         name: "rules".into(),

@@ -8,7 +8,7 @@ use krt_host::{
     CacheError, ComponentRuntime, ComponentSource, EngineOptions, Error, KubeCluster, Runtime,
     SharedEngine,
 };
-use krt_testkit::{SimCluster, configmap};
+use krt_testkit::{TestCluster, configmap};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -62,7 +62,7 @@ async fn a_component_is_compiled_once_and_later_engines_run_it_from_the_cache() 
 
     // A new engine (a new krt process) maps the entry and runs it.
     let later = engine(dir.path(), 1 << 30);
-    let sim = SimCluster::start().await;
+    let sim = TestCluster::start().await;
     let cluster = Arc::new(KubeCluster::new(sim.client.clone(), "default"));
     let runtime = ComponentRuntime::with_engine(
         &later,

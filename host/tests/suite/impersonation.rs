@@ -4,7 +4,7 @@
 
 use krt_host::model::{ApiResource, CreateOptions};
 use krt_host::{Error, Impersonation, KubeCluster};
-use krt_testkit::SimCluster;
+use krt_testkit::TestCluster;
 use serde_json::Value;
 
 /// Who the server says the requests of `cluster` come from: user name and groups.
@@ -34,7 +34,7 @@ async fn whoami(cluster: &KubeCluster) -> (String, Vec<String>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_go_as_the_impersonated_user_and_the_server_authorizes_them_as_it() {
-    let sim = SimCluster::start().await;
+    let sim = TestCluster::start().await;
     let admin = KubeCluster::new(sim.client.clone(), "default");
     let account = admin
         .acting_as(&Impersonation::service_account("team-a", "deployer"))

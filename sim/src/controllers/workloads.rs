@@ -15,11 +15,9 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use serde_json::{Value, json};
 
 use crate::events::{self, Type};
+use crate::kubelet;
 use crate::store::{Key, State};
 use crate::{defaults, meta};
-
-/// The failure-injection annotation.
-pub const FAIL_ANNOTATION: &str = "sim.krt.dev/fail";
 
 /// The objects of `group`/`resource` that are not terminating and pass `keep`, copied so the
 /// pass can write while it goes through them.
@@ -48,12 +46,6 @@ fn set_status(state: &mut State, key: &Key, object: &Value, status: Value) {
     let mut next = object.clone();
     next["status"] = status;
     save(state, key, next);
-}
-
-fn fail_mode(object: &Value) -> Option<&str> {
-    object["metadata"]["annotations"][FAIL_ANNOTATION]
-        .as_str()
-        .or_else(|| object["spec"]["template"]["metadata"]["annotations"][FAIL_ANNOTATION].as_str())
 }
 
 fn owner_ref(owner: &Value) -> Value {
@@ -346,7 +338,7 @@ fn deployment(state: &mut State, k: &Key, d: &Value) {
     let want = want as u64;
     let available = ready >= want;
     let complete = available && updated == want && old_remaining == 0;
-    let progressing = match fail_mode(d) {
+    let progressing = match kubelet::fail_mode(d) {
         Some("progress-deadline") if !complete => condition(
             "Progressing",
             false,
@@ -534,76 +526,35 @@ fn job(state: &mut State, k: &Key, job: &Value) {
     set_status(state, k, job, status);
 }
 
-fn container_statuses(pod: &Value, ready: bool, waiting: Option<(&str, &str)>) -> Value {
-    let containers = pod["spec"]["containers"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    Value::Array(
-        containers
-            .iter()
-            .map(|c| {
-                let state = match waiting {
-                    Some((reason, message)) => json!({"waiting": {"reason": reason, "message": message}}),
-                    None => json!({"running": {"startedAt": meta::now()}}),
-                };
-                json!({"name": c["name"], "image": c["image"], "imageID": "", "ready": ready,
-                    "restartCount": if waiting.is_some_and(|w| w.0 == "CrashLoopBackOff") { 3 } else { 0 },
-                    "started": ready, "state": state})
-            })
-            .collect(),
-    )
-}
-
 fn pod(state: &mut State, k: &Key, pod: &Value) {
     let phase = pod["status"]["phase"].as_str().unwrap_or_default();
-    let owner_kind = pod["metadata"]["ownerReferences"][0]["kind"]
-        .as_str()
-        .unwrap_or_default();
-    let fail = fail_mode(pod);
-    let scheduled = condition("PodScheduled", true, "", "");
     let unscheduled = pod["spec"]["nodeName"].is_null();
-    let status = match (phase, fail) {
-        ("" | "Pending", _) if unscheduled => {
-            json!({"phase": "Pending", "conditions": [scheduled]})
+    let status = if unscheduled {
+        if !matches!(phase, "" | "Pending") {
+            return;
         }
-        ("Pending", Some("image-pull")) if !pod["status"]["containerStatuses"].is_null() => return,
-        ("Pending", Some("image-pull")) => json!({"phase": "Pending", "conditions": [scheduled],
-            "containerStatuses": container_statuses(pod, false, Some(("ErrImagePull", "simulated image pull failure")))}),
-        ("Pending", _) if owner_kind == "Job" => {
-            let done = if fail == Some("job") {
-                "Failed"
-            } else {
-                "Succeeded"
-            };
-            json!({"phase": done, "conditions": [scheduled, condition("Ready", false, "PodCompleted", "")]})
+        let mut status = json!({"phase": "Pending", "conditions": [kubelet::pod_condition("PodScheduled", true, "")]});
+        status["qosClass"] = match &pod["status"]["qosClass"] {
+            Value::Null => json!("BestEffort"),
+            class => class.clone(),
+        };
+        status
+    } else {
+        match kubelet::pod_status(pod) {
+            Some(status) => status,
+            None => return,
         }
-        ("Pending", Some("crash-loop")) => json!({"phase": "Running", "conditions": [scheduled,
-                condition("Ready", false, "ContainersNotReady", "containers with unready status")],
-            "containerStatuses": container_statuses(pod, false, Some(("CrashLoopBackOff", "back-off restarting failed container")))}),
-        ("Pending", _) => {
-            json!({"phase": "Running", "podIP": "10.244.0.10", "hostIP": "172.18.0.2",
-            "startTime": meta::now(),
-            "conditions": [scheduled, condition("Initialized", true, "", ""), condition("ContainersReady", true, "", ""),
-                condition("Ready", true, "", "")],
-            "containerStatuses": container_statuses(pod, true, None)})
-        }
-        _ => return,
     };
     let mut next = pod.clone();
     next["status"] = status;
-    next["status"]["qosClass"] = pod["status"]["qosClass"].clone();
-    if next["status"]["qosClass"].is_null() {
-        next["status"]["qosClass"] = json!("BestEffort");
-    }
     if unscheduled && next["spec"].is_object() {
-        next["spec"]["nodeName"] = json!(events::NODE);
+        next["spec"]["nodeName"] = json!(kubelet::NODE);
     }
     save(state, k, next);
     if unscheduled {
         events::record_scheduled(state, pod);
     } else {
-        kubelet_events(state, pod, fail);
+        kubelet_events(state, pod, kubelet::fail_mode(pod));
     }
 }
 
@@ -668,6 +619,7 @@ fn kubelet_events(state: &mut State, pod: &Value, fail: Option<&str>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kubelet::FAIL_ANNOTATION;
     use crate::store::Store;
 
     fn deployment(fail: Option<&str>) -> Value {

@@ -146,15 +146,10 @@ fn stateful_set(spec: &mut Value) {
     template(spec);
 }
 
-/// Job defaults, and on create the selector and template labels the Job registry generates
-/// from the Job's uid (unless `manualSelector`).
-///
-/// The Job's own labels default to its template's (`SetDefaults_Job`). kube-apiserver defaults
-/// every object it decodes, including the created one read back from storage, whose template
-/// already carries the generated labels: so a Job created without labels has them at once.
-fn job(object: &mut Value, created: bool) {
-    let uid = object["metadata"]["uid"].clone();
-    let name = object["metadata"]["name"].clone();
+/// Job defaults (`SetDefaults_Job`): counts, policies, the template's, and the Job's own labels
+/// from its template's. The selector and template labels the registry generates on create come
+/// later, after the field manager ([`job_selector`]).
+fn job(object: &mut Value) {
     let spec = &mut object["spec"];
     if spec["completions"].is_null() && spec["parallelism"].is_null() {
         spec["completions"] = json!(1);
@@ -168,29 +163,19 @@ fn job(object: &mut Value, created: bool) {
     default(spec, "backoffLimit", backoff);
     default(spec, "completionMode", json!("NonIndexed"));
     default(spec, "suspend", json!(false));
+    default(spec, "manualSelector", json!(false));
     let replacement = if spec["podFailurePolicy"].is_null() {
         "TerminatingOrFailed"
     } else {
         "Failed"
     };
     default(spec, "podReplacementPolicy", json!(replacement));
-    if created && spec["manualSelector"] != true {
-        spec["manualSelector"] = json!(false);
-        spec["selector"] = json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}});
-        let labels = &mut spec["template"]["metadata"]["labels"];
-        if !labels.is_object() {
-            *labels = json!({});
-        }
-        for (key, value) in [
-            ("batch.kubernetes.io/controller-uid", &uid),
-            ("batch.kubernetes.io/job-name", &name),
-            ("controller-uid", &uid),
-            ("job-name", &name),
-        ] {
-            labels[key] = value.clone();
-        }
-    }
     template(spec);
+    job_labels(object);
+}
+
+/// A Job's labels default to its template's.
+fn job_labels(object: &mut Value) {
     let template_labels = object["spec"]["template"]["metadata"]["labels"].clone();
     if template_labels.is_object()
         && object["metadata"]["labels"]
@@ -199,6 +184,33 @@ fn job(object: &mut Value, created: bool) {
     {
         object["metadata"]["labels"] = template_labels;
     }
+}
+
+/// The selector and template labels the Job registry generates from a new Job's uid (unless
+/// `manualSelector`), in `PrepareForCreate`: after the field manager, so nobody owns them.
+/// kube-apiserver defaults the created object again as it reads it back from storage, so a Job
+/// created without labels has the generated ones at once.
+fn job_selector(object: &mut Value) {
+    let uid = object["metadata"]["uid"].clone();
+    let name = object["metadata"]["name"].clone();
+    let spec = &mut object["spec"];
+    if spec["manualSelector"] == true || !spec.is_object() {
+        return;
+    }
+    spec["selector"] = json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}});
+    let labels = &mut spec["template"]["metadata"]["labels"];
+    if !labels.is_object() {
+        *labels = json!({});
+    }
+    for (key, value) in [
+        ("batch.kubernetes.io/controller-uid", &uid),
+        ("batch.kubernetes.io/job-name", &name),
+        ("controller-uid", &uid),
+        ("job-name", &name),
+    ] {
+        labels[key] = value.clone();
+    }
+    job_labels(object);
 }
 
 fn cron_job(spec: &mut Value) {
@@ -358,6 +370,7 @@ pub fn admit(rt: &ResourceType, object: &mut Value, live: Option<&Value>, state:
             }
         }
         (false, "Pod", None) => pod::admit(object),
+        (false, "Job", None) if rt.group == "batch" => job_selector(object),
         (false, "Service", _) => service::allocate(object, live),
         _ => {}
     }
@@ -392,7 +405,7 @@ pub fn apply(rt: &ResourceType, object: &mut Value, live: Option<&Value>) {
                 service::initial_status(object);
             }
         }
-        "Job" if object["spec"].is_object() => job(object, created),
+        "Job" if object["spec"].is_object() => job(object),
         "CustomResourceDefinition" if created => {
             if let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) {
                 custom_resource_definition(spec);
@@ -452,6 +465,16 @@ pub fn apply(rt: &ResourceType, object: &mut Value, live: Option<&Value>) {
         "EndpointSlice" => {
             for port in each_mut(object, "ports") {
                 default(port, "protocol", json!("TCP"));
+            }
+        }
+        "CSINode" => {
+            // `TopologyKeys []string json:"topologyKeys"`: no omitempty, so Go writes a null.
+            if let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) {
+                for driver in each_mut(spec, "drivers") {
+                    if let Some(d) = driver.as_object_mut() {
+                        d.entry("topologyKeys").or_insert(Value::Null);
+                    }
+                }
             }
         }
         "CSIDriver" => {

@@ -9,6 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
+use crate::kubelet::NODE;
 use crate::meta;
 use crate::store::{Key, State};
 
@@ -26,9 +27,6 @@ pub struct Reporter {
     /// The host or instance, empty for the controller manager's controllers.
     pub host: &'static str,
 }
-
-/// The node every simulated Pod runs on.
-pub const NODE: &str = "krt-sim-node";
 
 /// The Deployment controller.
 pub const DEPLOYMENT: Reporter = controller("deployment-controller");

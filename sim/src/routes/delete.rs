@@ -105,9 +105,28 @@ fn is_crd(rt: &ResourceType) -> bool {
 }
 
 /// Whether kube-apiserver answers an immediate delete of this type with the deleted object
-/// (pods, services and custom resources) rather than a `Status` of `Success`.
+/// rather than a `Status` of `Success`: the registries built with `ReturnDeletedObject`, as a
+/// real server's answers show them (custom resources answer with a `Status`).
 fn returns_deleted_object(rt: &ResourceType) -> bool {
-    rt.custom || (rt.group.is_empty() && matches!(rt.kind.as_str(), "Pod" | "Service"))
+    let kind = rt.kind.as_str();
+    match (rt.custom, rt.group.as_str()) {
+        (true, _) => false,
+        (false, "") => matches!(
+            kind,
+            "Pod"
+                | "Service"
+                | "ServiceAccount"
+                | "PodTemplate"
+                | "ResourceQuota"
+                | "ReplicationController"
+        ),
+        (false, "storage.k8s.io") => matches!(
+            kind,
+            "StorageClass" | "CSIDriver" | "CSINode" | "VolumeAttachment"
+        ),
+        (false, "resource.k8s.io") => true,
+        _ => false,
+    }
 }
 
 /// DELETE one object.

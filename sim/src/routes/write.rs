@@ -578,9 +578,12 @@ fn commit(
     let namespace = target.namespace.as_deref().unwrap_or_default();
     rbac::escalation::check(state, ctx.user.as_ref(), rt, namespace, live, &object)?;
     validation::check(rt, live, &object)?;
+    // An EndpointSlice's registry also counts a change of its labels (`PrepareForUpdate`).
+    let labels_count = !rt.custom && rt.kind == "EndpointSlice";
     if let Some(live) = live
         && rt.tracks_generation()
-        && validation::spec_changed(live, &object)
+        && (validation::spec_changed(live, &object)
+            || (labels_count && live["metadata"]["labels"] != object["metadata"]["labels"]))
     {
         let generation = live["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
         object["metadata"]["generation"] = json!(generation);

@@ -24,7 +24,7 @@ use tokio::task::JoinHandle;
 
 pub use authn::{ADMIN, StaticToken};
 pub use faults::{Fault, FaultAction};
-pub use requests::RequestCounts;
+pub use requests::{RequestCounter, RequestCounts};
 pub use tls::ClientCertificate;
 
 use crate::cluster::Cluster;
@@ -124,7 +124,7 @@ pub(crate) struct Shared {
     /// Who a request's credentials name.
     pub(crate) authenticator: authn::Authenticator,
     /// The API requests answered so far.
-    pub(crate) requests: requests::Counter,
+    pub(crate) requests: RequestCounter,
 }
 
 /// A running simulator. Dropping it (or calling [`Sim::shutdown`]) stops it.
@@ -193,7 +193,7 @@ impl Sim {
             faults: Faults::default(),
             changed,
             authenticator,
-            requests: requests::Counter::default(),
+            requests: RequestCounter::default(),
         });
         let (stop, stopped) = oneshot::channel::<()>();
         let app = http::router(shared.clone());

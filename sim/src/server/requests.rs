@@ -40,13 +40,15 @@ impl RequestCounts {
     }
 }
 
-/// The live counter behind [`RequestCounts`].
+/// The live counter behind [`RequestCounts`]: a [`Sim`](crate::Sim)'s, or that of anything else
+/// that sees requests to count the same way (krt-testkit's proxy in front of a real cluster).
 #[derive(Debug, Default)]
-pub(crate) struct Counter(Mutex<RequestCounts>);
+pub struct RequestCounter(Mutex<RequestCounts>);
 
-impl Counter {
-    /// Counts one request.
-    pub(crate) fn add(&self, method: &str, path: &str, watch: bool, dry_run: bool) {
+impl RequestCounter {
+    /// Counts one request: `method` on `path`, as `WATCH` when it is a watch and as
+    /// `"<method> dryRun"` when it is a dry run.
+    pub fn add(&self, method: &str, path: &str, watch: bool, dry_run: bool) {
         let verb = match (watch, dry_run) {
             (true, _) => "WATCH".to_owned(),
             (false, true) => format!("{method} dryRun"),
@@ -56,12 +58,12 @@ impl Counter {
     }
 
     /// What was counted so far.
-    pub(crate) fn snapshot(&self) -> RequestCounts {
+    pub fn snapshot(&self) -> RequestCounts {
         self.lock().clone()
     }
 
     /// Starts counting from zero.
-    pub(crate) fn reset(&self) {
+    pub fn reset(&self) {
         *self.lock() = RequestCounts::default();
     }
 

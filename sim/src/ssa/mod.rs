@@ -14,7 +14,7 @@ use krt_guest::normalize::LAST_APPLIED_ANNOTATION as LAST_APPLIED;
 use serde_json::Value;
 
 pub use fieldset::{FieldSet, Path};
-pub use recorded::fill_zero_structs;
+pub use recorded::{each_quantity, fill_zero_structs};
 pub use schema::ListType;
 pub use schema::Schema;
 

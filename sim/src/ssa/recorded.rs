@@ -73,19 +73,83 @@ pub enum Node {
     Deduced,
 }
 
-/// The definition `schema` refers to (`$ref`, or a single `allOf` of one), or itself.
-fn resolve(schema: &'static Value) -> &'static Value {
-    let reference =
-        schema["$ref"]
-            .as_str()
-            .or_else(|| match schema["allOf"].as_array().map(Vec::as_slice) {
-                Some([one]) => one["$ref"].as_str(),
-                _ => None,
-            });
-    reference
+/// The name of the definition `schema` refers to (`$ref`, or a single `allOf` of one).
+fn reference(schema: &Value) -> Option<&str> {
+    schema["$ref"]
+        .as_str()
+        .or_else(|| match schema["allOf"].as_array().map(Vec::as_slice) {
+            Some([one]) => one["$ref"].as_str(),
+            _ => None,
+        })
         .and_then(|r| r.rsplit('/').next())
+}
+
+/// The definition `schema` refers to, or itself.
+fn resolve(schema: &'static Value) -> &'static Value {
+    reference(schema)
         .and_then(|name| RECORDED.schemas.get(name))
         .unwrap_or(schema)
+}
+
+/// The definition of a resource quantity.
+const QUANTITY: &str = "io.k8s.apimachinery.pkg.api.resource.Quantity";
+
+/// Calls `f` on every resource quantity in `object`, a built-in kind at `api_version`, with
+/// whether it is a value of a map of quantities (a `ResourceList`), as the recorded schema
+/// places them; the first error stops the walk.
+pub fn each_quantity<E>(
+    api_version: &str,
+    kind: &str,
+    object: &mut Value,
+    f: &mut dyn FnMut(&mut Value, bool) -> Result<(), E>,
+) -> Result<(), E> {
+    match self::kind(api_version, kind) {
+        Some(Node::Typed { def, .. }) => quantities_in(def, object, f),
+        _ => Ok(()),
+    }
+}
+
+fn quantities_in<E>(
+    def: &'static Value,
+    value: &mut Value,
+    f: &mut dyn FnMut(&mut Value, bool) -> Result<(), E>,
+) -> Result<(), E> {
+    let is_quantity = |schema: &Value| reference(schema) == Some(QUANTITY);
+    match value {
+        Value::Object(map) => match (def["properties"].as_object(), &def["additionalProperties"]) {
+            (Some(properties), _) => {
+                for (name, field) in properties {
+                    match map.get_mut(name) {
+                        Some(Value::Null) | None => {}
+                        Some(v) if is_quantity(field) => f(v, false)?,
+                        Some(v) => quantities_in(resolve(field), v, f)?,
+                    }
+                }
+            }
+            (None, values) if is_quantity(values) => {
+                for v in map.values_mut().filter(|v| !v.is_null()) {
+                    f(v, true)?;
+                }
+            }
+            (None, values) if values.is_object() => {
+                for v in map.values_mut() {
+                    quantities_in(resolve(values), v, f)?;
+                }
+            }
+            _ => {}
+        },
+        Value::Array(items) if def["items"].is_object() => {
+            let item = &def["items"];
+            for v in items.iter_mut().filter(|v| !v.is_null()) {
+                match is_quantity(item) {
+                    true => f(v, false)?,
+                    false => quantities_in(resolve(item), v, f)?,
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 impl Node {

@@ -197,6 +197,12 @@ fn custom_resource_definition(object: &Value, errors: &mut Errors) {
     }
     errors.one_of("spec.scope", &spec["scope"], &["Cluster", "Namespaced"]);
     let versions = spec["versions"].as_array().cloned().unwrap_or_default();
+    for (i, version) in versions.iter().enumerate() {
+        // apiextensions.k8s.io/v1 requires a schema of every version (the structural-schema rule).
+        if version["schema"]["openAPIV3Schema"].is_null() {
+            errors.required(&format!("spec.versions[{i}].schema.openAPIV3Schema"), "");
+        }
+    }
     if versions.iter().filter(|v| v["storage"] == true).count() != 1 {
         errors.invalid(
             "spec.versions",

@@ -4,7 +4,7 @@
 //! interoperation through the last-applied annotation.
 
 use crate::support::{
-    Runtimes, SimCluster, apply_ok, assert_contains, client_side, configmap, resource,
+    Runtimes, TestCluster, apply_ok, assert_contains, client_side, configmap, resource,
 };
 use krt_guest::normalize::LAST_APPLIED_ANNOTATION as LAST_APPLIED;
 use krt_host::Runtime;
@@ -24,7 +24,7 @@ fn deployment(name: &str, app: &str, labels: Value, containers: Value) -> Value 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ssa_conflict_with_another_manager_is_reported_per_field_and_resolved_with_force() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let rt = cluster.runtime().await;
     let v1 = resource(configmap(
         "shared",
@@ -89,7 +89,7 @@ async fn ssa_conflict_with_another_manager_is_reported_per_field_and_resolved_wi
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_side_three_way_keeps_a_foreign_label_and_container_and_removes_ours() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let rt = cluster.runtime().await;
     let v1 = resource(deployment(
         "merge",
@@ -151,7 +151,7 @@ async fn client_side_three_way_keeps_a_foreign_label_and_container_and_removes_o
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dry_run_that_fails_validation_reports_the_error_and_writes_nothing() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let rt = cluster.runtime().await;
     // The selector does not match the template's labels.
     let mut bad = deployment(
@@ -194,7 +194,7 @@ async fn dry_run_that_fails_validation_reports_the_error_and_writes_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn immutable_selector_change_is_reported_and_replaced_on_request() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let rt = cluster.runtime().await;
     let containers = json!([{"name": "c", "image": "nginx"}]);
     let v1 = resource(deployment("sel", "one", json!({}), containers.clone()));
@@ -251,7 +251,7 @@ async fn immutable_selector_change_is_reported_and_replaced_on_request() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_side_apply_interoperates_with_kubectl_through_last_applied() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let rt = cluster.runtime().await;
     let containers = json!([{"name": "c", "image": "nginx"}]);
     let v1 = resource(deployment(
@@ -344,7 +344,7 @@ async fn client_side_apply_interoperates_with_kubectl_through_last_applied() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn equal_quantities_in_another_unit_are_unchanged() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let rt = cluster.runtime().await;
     let with_memory = |memory: &str, cpu: &str| {
         resource(deployment(

@@ -1,13 +1,13 @@
 //! The `krt` binary against a simulator.
 
-use crate::support::{SimCluster, assert_contains, krt, krt_in, show, temp_dir, workspace};
+use crate::support::{TestCluster, assert_contains, krt, krt_in, show, temp_dir, workspace};
 
 /// The summary of applying the quickstart a second time: nothing changes.
 const QUICKSTART_UNCHANGED: &str = "Applied: 0 created, 0 updated, 0 replaced, 0 deleted, 4 unchanged, 0 failed, 0 timed out, 0 skipped";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quickstart_applies_then_reports_unchanged() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let file = workspace().join("examples/quickstart.yaml");
     let file = file.to_str().unwrap();
 
@@ -81,7 +81,7 @@ async fn quickstart_applies_then_reports_unchanged() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_yaml_fails_clearly_and_writes_nothing() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let before = cluster
         .names("v1", "ConfigMap", "configmaps", Some("default"))
         .await;
@@ -100,7 +100,7 @@ async fn malformed_yaml_fails_clearly_and_writes_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_documents_are_all_listed_and_nothing_is_written() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let input = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok-one}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {}\n---\nkind: Secret\nmetadata: {name: s}\n";
     let run = krt(&cluster.kubeconfig, &["apply", "-f", "-"], Some(input)).await;
     assert_eq!(run.code, 1);
@@ -111,7 +111,7 @@ async fn invalid_documents_are_all_listed_and_nothing_is_written() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_and_delete_through_the_cli() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let input = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cli-cm, namespace: default}\ndata: {k: v}\n";
     let read_missing = krt(&cluster.kubeconfig, &["read", "-f", "-"], Some(input)).await;
     assert_eq!(read_missing.code, 0, "{}", read_missing.stderr);
@@ -222,7 +222,7 @@ async fn an_app_with_rbac_previews_and_applies_on_the_embedded_cluster() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_secrets_create_preview_masks_its_values() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let input = "apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: default}\nstringData: {password: hunter2}\n";
     let run = krt(&cluster.kubeconfig, &["preview", "-f", "-"], Some(input)).await;
     assert_eq!(run.code, 0, "{}", show(&run));

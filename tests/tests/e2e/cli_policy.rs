@@ -2,13 +2,13 @@
 //! spec's namespaces and kinds), `--read-only`, and a policy file. Denied calls
 //! never reach the cluster.
 
-use crate::support::{SimCluster, krt, show};
+use crate::support::{TestCluster, krt, show};
 
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: guarded, namespace: default}\ndata: {k: v}\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_only_lets_the_preview_run_and_refuses_the_write() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let run = krt(
         &cluster.kubeconfig,
         &["apply", "--read-only", "--yes", "-f", "-"],
@@ -31,7 +31,7 @@ async fn read_only_lets_the_preview_run_and_refuses_the_write() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_policy_file_outside_the_specs_namespace_is_refused_with_the_flag_to_allow_it() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let policy = cluster.kubeconfig.with_file_name("policy.yaml");
     std::fs::write(&policy, "namespaces: [team-a]\nkinds: [ConfigMap]\n").unwrap();
     let run = krt(

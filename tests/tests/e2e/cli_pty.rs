@@ -1,7 +1,7 @@
 //! `krt apply` on a pseudo-terminal: the confirmation prompt, the live
 //! progress display's final screen, and `NO_COLOR`.
 
-use crate::support::{SimCluster, cache_dir, krt_bin, temp_dir, workspace};
+use crate::support::{TestCluster, cache_dir, krt_bin, temp_dir, workspace};
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use std::io::{Read, Write};
 use std::path::Path;
@@ -84,7 +84,7 @@ fn screen(bytes: &[u8]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_progress_display_ends_with_every_resource_and_its_health() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let dir = temp_dir("pty");
     let args = |more: &[&str]| {
         let mut a = vec![

@@ -3,7 +3,7 @@
 //! concurrent runs; the JSON report; drift.
 
 use crate::support::{
-    Run, SimCluster, assert_contains, krt_at, krt_in, krt_spawn, local_state, show, state_ids,
+    Run, TestCluster, assert_contains, krt_at, krt_in, krt_spawn, local_state, show, state_ids,
     temp_dir, workspace,
 };
 use serde_json::Value;
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Runs `krt --kubeconfig K ARGS` in `dir` (where its `.krt/state` lives).
-async fn krt(dir: &Path, cluster: &SimCluster, args: &[&str], input: Option<&str>) -> Run {
+async fn krt(dir: &Path, cluster: &TestCluster, args: &[&str], input: Option<&str>) -> Run {
     krt_at(dir, &cluster.kubeconfig, args, input).await
 }
 
@@ -90,7 +90,7 @@ async fn the_three_tier_example_converges_on_the_embedded_cluster_within_30_seco
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_three_tier_app_is_previewed_applied_changed_and_destroyed() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let dir = temp_dir("three-tier");
     let app = three_tier(dir.path());
     let app = app.to_str().unwrap();
@@ -280,7 +280,7 @@ Plan: 0 to create, 3 to update, 0 to replace, 0 to delete, 5 unchanged.
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cycles_and_duplicate_ids_are_rejected_with_nothing_applied() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let dir = temp_dir("invalid");
     let spec = r#"
 resources:
@@ -365,7 +365,7 @@ resources:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_deployment_is_reported_and_its_dependents_skipped() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let dir = temp_dir("failing");
     let run = krt(
         dir.path(),
@@ -446,7 +446,7 @@ async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_runs_are_refused_and_an_interrupted_apply_resumes() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let dir = temp_dir("resume");
     // The Deployment never becomes ready, so the first run waits on it with
     // the Service (which depends on it) not yet applied.
@@ -548,7 +548,7 @@ async fn concurrent_runs_are_refused_and_an_interrupted_apply_resumes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn drift_is_found_and_state_can_live_in_the_cluster() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let dir = temp_dir("drift");
     let input = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: tuned, namespace: default}\ndata: {level: low}\n";
     let args = ["--state", "kubernetes", "--stack", "tuning"];

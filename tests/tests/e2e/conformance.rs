@@ -3,7 +3,7 @@
 //! natively), each on its own simulator.
 
 use crate::support::{
-    Runtimes, SimCluster, apply_ok, configmap, read_and_delete_missing, resource, watch_for,
+    Runtimes, TestCluster, apply_ok, configmap, read_and_delete_missing, resource, watch_for,
 };
 use krt_host::model::{
     Action, ApplyOptions, DeleteRequest, HealthState, PropagationPolicy, ReadOptions, StatusCode,
@@ -72,7 +72,7 @@ fn deployment(name: &str, replicas: u32) -> Value {
 }
 
 async fn create_update_noop(kind: Kind) {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     with_runtime!(kind, cluster, cluster.kube_cluster("default"), |rt| {
         let v1 = resource(configmap("cfg", json!({"a": "1"})));
         let created = rt.apply(None, Some(&v1), &ApplyOptions::default()).await;
@@ -100,7 +100,7 @@ async fn create_update_noop(kind: Kind) {
 }
 
 async fn read_missing_and_delete_missing(kind: Kind) {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     with_runtime!(kind, cluster, cluster.kube_cluster("default"), |rt| {
         let missing = resource(configmap("ghost", json!({})));
         read_and_delete_missing(&rt, &missing).await;
@@ -108,7 +108,7 @@ async fn read_missing_and_delete_missing(kind: Kind) {
 }
 
 async fn delete_foreground_removes_dependents(kind: Kind) {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     with_runtime!(kind, cluster, cluster.kube_cluster("default"), |rt| {
         let web = resource(deployment("fg", 1));
         apply_ok(&rt, &web).await;
@@ -138,7 +138,7 @@ async fn delete_foreground_removes_dependents(kind: Kind) {
 }
 
 async fn ssa_conflict_then_force(kind: Kind) {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     with_runtime!(kind, cluster, cluster.kube_cluster("default"), |rt| {
         let ar = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
         let api: Api<DynamicObject> = Api::namespaced_with(cluster.client.clone(), "default", &ar);
@@ -179,7 +179,7 @@ async fn ssa_conflict_then_force(kind: Kind) {
 }
 
 async fn watch_deployment_to_ready(kind: Kind) {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     with_runtime!(kind, cluster, cluster.kube_cluster("default"), |rt| {
         let web = resource(deployment("web", 3));
         apply_ok(&rt, &web).await;
@@ -192,7 +192,7 @@ async fn watch_deployment_to_ready(kind: Kind) {
 }
 
 async fn crd_then_custom_resource_in_one_run(kind: Kind) {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     with_runtime!(kind, cluster, cluster.kube_cluster("default"), |rt| {
         let crd = resource(
             json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -226,7 +226,7 @@ async fn crd_then_custom_resource_in_one_run(kind: Kind) {
 }
 
 async fn namespace_from_the_context(kind: Kind) {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     cluster.create_namespace("team-a").await;
     with_runtime!(kind, cluster, cluster.kube_cluster("team-a"), |rt| {
         let mut cm = resource(
@@ -245,7 +245,7 @@ async fn namespace_from_the_context(kind: Kind) {
 }
 
 async fn discovery_is_cached_and_refreshed_on_a_miss(kind: Kind) {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let kc: Arc<KubeCluster> = cluster.kube_cluster("default");
     with_runtime!(kind, cluster, kc.clone(), |rt| {
         for i in 0..5 {
@@ -273,7 +273,8 @@ async fn discovery_is_cached_and_refreshed_on_a_miss(kind: Kind) {
             "metadata": {"name": "gadgets.example.com"},
             "spec": {"group": "example.com", "scope": "Namespaced",
                 "names": {"kind": "Gadget", "plural": "gadgets"},
-                "versions": [{"name": "v1", "served": true, "storage": true}]}}),
+                "versions": [{"name": "v1", "served": true, "storage": true, "schema":
+                    {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}}),
         );
         apply_ok(&rt, &crd).await;
         rt.watch(&crd, &watch_for(10_000)).await;
@@ -296,7 +297,7 @@ async fn discovery_is_cached_and_refreshed_on_a_miss(kind: Kind) {
 }
 
 async fn dropping_a_call_cancels_it(kind: Kind) {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     with_runtime!(kind, cluster, cluster.kube_cluster("default"), |rt| {
         // A Deployment whose Pods never become ready keeps a watch waiting.
         let mut stuck = deployment("stuck", 1);

@@ -5,7 +5,7 @@
 //! `--wait=false` is fire and forget and says so; and `apply` waits for a
 //! Terminating namespace to be gone before creating it again.
 
-use crate::support::{SimCluster, krt, show};
+use crate::support::{TestCluster, krt, show};
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -32,12 +32,12 @@ metadata:
 data: {b: "2"}
 "#;
 
-async fn configmap(cluster: &SimCluster, ns: &str, name: &str) -> Option<Value> {
+async fn configmap(cluster: &TestCluster, ns: &str, name: &str) -> Option<Value> {
     cluster.get_configmap(ns, name).await
 }
 
 /// Removes every finalizer of ConfigMap `ns/name`, as its controller would.
-async fn release(cluster: &SimCluster, ns: &str, name: &str) {
+async fn release(cluster: &TestCluster, ns: &str, name: &str) {
     cluster
         .api("v1", "ConfigMap", "configmaps", Some(ns))
         .patch(
@@ -50,7 +50,7 @@ async fn release(cluster: &SimCluster, ns: &str, name: &str) {
 }
 
 /// The IDs the stack's state records.
-async fn recorded(cluster: &SimCluster) -> Vec<String> {
+async fn recorded(cluster: &TestCluster) -> Vec<String> {
     let show = krt(&cluster.kubeconfig, &["-o", "json", "state", "show"], None).await;
     assert_eq!(show.code, 0, "{}", show.stderr);
     let doc: Value = serde_json::from_str(&show.stdout).expect("the state document");
@@ -65,7 +65,7 @@ async fn recorded(cluster: &SimCluster) -> Vec<String> {
 }
 
 /// Applies [`STACK`] from a file in the cluster's directory; the file's path.
-async fn apply_stack(cluster: &SimCluster) -> String {
+async fn apply_stack(cluster: &TestCluster) -> String {
     let file = cluster.dir().join("stack.yaml");
     std::fs::write(&file, STACK).unwrap();
     let file = file.to_str().unwrap().to_owned();
@@ -76,7 +76,7 @@ async fn apply_stack(cluster: &SimCluster) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn destroy_deletes_a_dependency_only_once_its_dependent_is_gone() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     apply_stack(&cluster).await;
 
     // The controller: once `dependent` is terminating, it finalizes it 2 s
@@ -145,7 +145,7 @@ async fn destroy_deletes_a_dependency_only_once_its_dependent_is_gone() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_object_nobody_finalizes_is_terminating_stays_recorded_and_keeps_its_dependency() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     apply_stack(&cluster).await;
 
     let started = Instant::now();
@@ -232,7 +232,7 @@ data: {a: "1"}
 
 /// Applies [`NAMESPACED`], holds its ConfigMap with [`HOLD`], and destroys
 /// it without waiting: the namespace stays Terminating until the hold goes.
-async fn terminating_namespace(cluster: &SimCluster) -> String {
+async fn terminating_namespace(cluster: &TestCluster) -> String {
     let file = cluster.dir().join("shop.yaml");
     std::fs::write(&file, NAMESPACED).unwrap();
     let file = file.to_str().unwrap().to_owned();
@@ -264,7 +264,7 @@ async fn terminating_namespace(cluster: &SimCluster) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn apply_waits_for_a_terminating_namespace_before_creating_it_again() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let file = terminating_namespace(&cluster).await;
 
     let releaser = {
@@ -318,7 +318,7 @@ async fn apply_waits_for_a_terminating_namespace_before_creating_it_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_namespace_that_stays_terminating_fails_the_apply_naming_its_finalizers() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let file = terminating_namespace(&cluster).await;
     let apply = krt(
         &cluster.kubeconfig,

@@ -9,7 +9,7 @@
 //! stream is closed and its history expired, again and again).
 
 use crate::support::{
-    Runtimes, SimCluster, client_for, client_side, fault, krt_in, krt_spawn, resource, show,
+    Runtimes, TestCluster, client_for, client_side, fault, krt_in, krt_spawn, resource, show,
     state_ids, temp_dir,
 };
 use futures::TryStreamExt;
@@ -73,7 +73,11 @@ async fn writes_since(client: &kube::Client, ns: &str, from: &str) -> Vec<String
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_errors_and_lost_responses_on_writes_complete_without_duplicate_writes() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::simulated(
+        Default::default(),
+        "it injects faults into krt-sim's answers",
+    )
+    .await;
     let (rt, kc) = cluster.counted_runtime().await;
     let from = mark(&cluster.client, "default").await;
 
@@ -140,7 +144,11 @@ async fn server_errors_and_lost_responses_on_writes_complete_without_duplicate_w
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn throttled_writes_wait_for_retry_after_and_endless_errors_give_up_in_bounds() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::simulated(
+        Default::default(),
+        "it injects faults into krt-sim's answers",
+    )
+    .await;
     let (rt, kc) = cluster.counted_runtime().await;
     let from = mark(&cluster.client, "default").await;
 
@@ -195,7 +203,11 @@ async fn throttled_writes_wait_for_retry_after_and_endless_errors_give_up_in_bou
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_concurrent_writer_between_read_and_patch_is_retried_and_its_change_survives() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::simulated(
+        Default::default(),
+        "it injects faults into krt-sim's answers",
+    )
+    .await;
     let rt = cluster.runtime().await;
     let v1 = resource(configmap("contended", "1"));
     assert_eq!(rt.apply(None, Some(&v1), &client_side()).await.status, None);
@@ -367,7 +379,7 @@ impl Xorshift {
 async fn sigkill_at_random_points_never_corrupts_the_state_and_a_rerun_converges() {
     const RUNS: usize = 20;
     const OBJECTS: usize = 200;
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()

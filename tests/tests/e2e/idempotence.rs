@@ -7,7 +7,7 @@
 //! shows no update, and no write reaches the simulator: none in its request
 //! counts, none in its watch events.
 
-use crate::support::{SimCluster, krt, show};
+use crate::support::{TestCluster, krt, show};
 use futures::StreamExt;
 use krt_testkit::kinds::KINDS;
 use kube::api::{ListParams, WatchEvent, WatchParams};
@@ -53,7 +53,7 @@ fn written_part(object: &Value) -> Value {
 impl Watches {
     /// Starts watching every kind of the table from its current version
     /// (objects as plain JSON: the simulator's answer is what is checked).
-    async fn start(cluster: &SimCluster) -> Watches {
+    async fn start(cluster: &TestCluster) -> Watches {
         let writes = Arc::new(Mutex::new(Vec::new()));
         let mut tasks = Vec::new();
         for row in KINDS {
@@ -143,7 +143,7 @@ fn stack_yaml() -> String {
 /// Applies the table twice in `mode`: the second apply is all unchanged, its
 /// preview (and a separate preview) shows no update, and nothing is written.
 async fn second_apply_changes_nothing(mode: &str) {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let file = cluster.dir().join("table.yaml");
     std::fs::write(&file, stack_yaml()).unwrap();
     let file = file.to_str().unwrap();
@@ -168,7 +168,7 @@ async fn second_apply_changes_nothing(mode: &str) {
     );
 
     let watches = Watches::start(&cluster).await;
-    cluster.sim().reset_requests();
+    cluster.reset_requests();
     let mut json = vec!["-o", "json"];
     json.extend_from_slice(&apply);
     let second = krt(&cluster.kubeconfig, &json, None).await;
@@ -178,7 +178,7 @@ async fn second_apply_changes_nothing(mode: &str) {
         None,
     )
     .await;
-    let requests = cluster.sim().requests();
+    let requests = cluster.requests();
     let writes = watches.stop().await;
 
     assert_eq!(
@@ -279,7 +279,7 @@ async fn every_kind_reapplied_client_side_is_unchanged_and_writes_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_table_has_a_row_for_every_kind_the_simulator_serves_for_writing() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let discovery = kube::Discovery::new(cluster.client.clone())
         .run()
         .await

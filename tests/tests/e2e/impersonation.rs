@@ -3,7 +3,7 @@
 //! the server authorizes it as them; a kubeconfig user who may not
 //! impersonate is refused, and nothing changes.
 
-use crate::support::{Run, SimCluster, krt_at, show, temp_dir};
+use crate::support::{Run, TestCluster, krt_at, show, temp_dir};
 use krt_sim::StaticToken;
 use krt_sim::auth::UserInfo;
 use serde_json::json;
@@ -26,7 +26,7 @@ fn manifest(dir: &Path, namespace: &str, name: &str) -> String {
     path.to_str().unwrap().to_owned()
 }
 
-async fn live(cluster: &SimCluster, namespace: &str, name: &str) -> bool {
+async fn live(cluster: &TestCluster, namespace: &str, name: &str) -> bool {
     cluster.get_configmap(namespace, name).await.is_some()
 }
 
@@ -47,14 +47,17 @@ async fn apply(dir: &Path, kubeconfig: &Path, file: &str, args: &[&str]) -> Run 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn krt_as_sends_every_request_as_that_user() {
-    let cluster = SimCluster::start_with(krt_sim::SimConfig {
-        tls: true,
-        users: vec![StaticToken {
-            token: BOB.into(),
-            user: UserInfo::new("bob", &[]),
-        }],
-        ..krt_sim::SimConfig::default()
-    })
+    let cluster = TestCluster::simulated(
+        krt_sim::SimConfig {
+            tls: true,
+            users: vec![StaticToken {
+                token: BOB.into(),
+                user: UserInfo::new("bob", &[]),
+            }],
+            ..krt_sim::SimConfig::default()
+        },
+        "bob authenticates with a krt-sim static token",
+    )
     .await;
     cluster.create_namespace("team-a").await;
     let edit = |name: &str, kind: &str, subject: &str| {

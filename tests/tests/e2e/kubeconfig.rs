@@ -2,14 +2,14 @@
 //! `KUBECONFIG` with several files merged, `--context`, `-n`, the context's
 //! namespace, and clear errors for broken files.
 
-use crate::support::{Run, SimCluster, assert_contains, krt_env, show, temp_dir};
+use crate::support::{Run, TestCluster, assert_contains, krt_env, show, temp_dir};
 
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kc-test}\ndata: {k: v}\n";
 
 /// A kubeconfig with clusters `sim` (the simulator) and `dead` (nothing listens),
 /// contexts `good` (namespace `team-a`) and `bad`, and the simulator's admin.
-fn two_contexts(cluster: &SimCluster, current: &str) -> String {
-    let (sim_url, token) = (cluster.url(), cluster.sim().admin_token());
+fn two_contexts(cluster: &TestCluster, current: &str) -> String {
+    let (sim_url, admin) = (cluster.url(), cluster.admin_user());
     format!(
         "apiVersion: v1
 kind: Config
@@ -26,13 +26,13 @@ contexts:
 current-context: {current}
 users:
 - name: me
-  user: {{token: {token}}}
+  user: {admin}
 "
     )
 }
 
 /// Asserts that `run` succeeded and applied [`CM`] to `namespace`, not to `elsewhere`.
-async fn assert_applied_to(cluster: &SimCluster, run: &Run, namespace: &str, elsewhere: &str) {
+async fn assert_applied_to(cluster: &TestCluster, run: &Run, namespace: &str, elsewhere: &str) {
     assert_eq!(run.code, 0, "{}", show(run));
     assert!(cluster.get_configmap(namespace, "kc-test").await.is_some());
     assert!(cluster.get_configmap(elsewhere, "kc-test").await.is_none());
@@ -40,7 +40,7 @@ async fn assert_applied_to(cluster: &SimCluster, run: &Run, namespace: &str, els
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn context_switch_and_the_contexts_namespace() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     cluster.create_namespace("team-a").await;
     let dir = temp_dir("contexts");
     let file = dir.path().join("config");
@@ -73,7 +73,7 @@ async fn context_switch_and_the_contexts_namespace() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn namespace_flag_overrides_the_context() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     cluster.create_namespace("team-a").await;
     cluster.create_namespace("team-b").await;
     let dir = temp_dir("nsflag");
@@ -99,16 +99,16 @@ async fn namespace_flag_overrides_the_context() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_kubeconfig_files_are_merged() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let dir = temp_dir("merged");
     let clusters = dir.path().join("clusters");
     let contexts = dir.path().join("contexts");
     std::fs::write(
         &clusters,
         format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: sim\n  cluster: {{server: {}}}\nusers:\n- name: me\n  user: {{token: {}}}\n",
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: sim\n  cluster: {{server: {}}}\nusers:\n- name: me\n  user: {}\n",
             cluster.url(),
-            cluster.sim().admin_token()
+            cluster.admin_user()
         ),
     )
     .unwrap();

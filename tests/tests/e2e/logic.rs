@@ -2,7 +2,7 @@
 //! export: swapping the component swaps what the user sees. A component that
 //! exports only `runtime` gets krt's built-in logic.
 
-use crate::support::{Runtimes, SimCluster, assert_contains, guests, krt, resource};
+use crate::support::{Runtimes, TestCluster, assert_contains, guests, krt, resource};
 use krt_host::model::HealthState;
 use krt_host::{ComponentRuntime, ComponentSource, EngineOptions, Runtime};
 use serde_json::json;
@@ -18,7 +18,7 @@ fn config(value: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_preview_shows_the_loaded_components_diff() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let marked = ["--component", guests::MARKED_LOGIC];
     let file = cluster.dir().join("cm.yaml");
     std::fs::write(&file, config("one")).unwrap();
@@ -55,7 +55,7 @@ async fn the_preview_shows_the_loaded_components_diff() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_component_without_logic_gets_krts_built_in_logic() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let options = EngineOptions {
         cache_dir: Some(krt_testkit::cache_dir()),
         ..EngineOptions::default()

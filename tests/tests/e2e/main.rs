@@ -20,7 +20,6 @@ mod logic;
 mod middleware;
 mod observed;
 mod ownership;
-mod real_cluster;
 mod requests;
 mod retries;
 mod runtime_api;

@@ -8,7 +8,7 @@
 
 use crate::support::guests;
 use crate::support::{
-    Runtimes, SimCluster, cache_dir, failure, krt, resource, run_ok, show, temp_dir, workspace,
+    Runtimes, TestCluster, cache_dir, failure, krt, resource, run_ok, show, temp_dir, workspace,
 };
 use crate::wasmtime_cli::{self, installed};
 use krt_host::model::{ApplyOptions, ApplyResponse, DeleteRequest, Resource, StatusCode};
@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 /// A chain of `middleware` in front of krt's built-in runtime.
-async fn chain(cluster: &SimCluster, middleware: Vec<Middleware>) -> ComponentRuntime {
+async fn chain(cluster: &TestCluster, middleware: Vec<Middleware>) -> ComponentRuntime {
     let options = EngineOptions {
         max_instances: 8,
         cache_dir: Some(cache_dir()),
@@ -55,7 +55,7 @@ async fn apply(rt: &ComponentRuntime, plan: &Resource) -> ApplyResponse {
     rt.apply(None, Some(plan), &ApplyOptions::default()).await
 }
 
-async fn configmaps(cluster: &SimCluster, namespace: &str) -> Vec<String> {
+async fn configmaps(cluster: &TestCluster, namespace: &str) -> Vec<String> {
     cluster
         .names("v1", "ConfigMap", "configmaps", Some(namespace))
         .await
@@ -64,7 +64,7 @@ async fn configmaps(cluster: &SimCluster, namespace: &str) -> Vec<String> {
         .collect()
 }
 
-async fn live_configmap(cluster: &SimCluster, name: &str) -> Value {
+async fn live_configmap(cluster: &TestCluster, name: &str) -> Value {
     cluster
         .get_configmap("default", name)
         .await
@@ -73,7 +73,7 @@ async fn live_configmap(cluster: &SimCluster, name: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_goes_through_every_link_then_the_runtime() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let rt = chain(
         &cluster,
         vec![link(guests::PASSTHROUGH), link(guests::TAGGER)],
@@ -119,7 +119,7 @@ async fn a_call_goes_through_every_link_then_the_runtime() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn org_rules_refuses_violating_plans_and_hands_on_the_rest() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let rt = chain(&cluster, vec![link(guests::ORG_RULES)]).await;
     let deployment = |image: &str, limits: Value, labels: Value| {
         resource(json!({
@@ -175,7 +175,7 @@ async fn org_rules_refuses_violating_plans_and_hands_on_the_rest() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_middleware_has_no_cluster_access_unless_granted() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let rt = chain(&cluster, vec![link(guests::LOOKUP)]).await;
     let response = apply(&rt, &configmap("default", "looked-up", json!({}))).await;
     let message = failure(&response, StatusCode::PermissionDenied, "PolicyDenied");
@@ -216,7 +216,7 @@ async fn a_middleware_has_no_cluster_access_unless_granted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_trap_or_limit_in_a_link_names_it_and_the_runtime_is_not_called() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let spinner = Middleware {
         limits: Limits {
             cpu_time: Duration::from_millis(300),
@@ -271,7 +271,7 @@ async fn a_trap_or_limit_in_a_link_names_it_and_the_runtime_is_not_called() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reload_swaps_one_link_and_refuses_the_wrong_kind_of_component() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let rt = chain(&cluster, vec![link(guests::PASSTHROUGH)]).await;
     let response = apply(&rt, &configmap("default", "first", json!({}))).await;
     assert_eq!(response.status, None, "{response:?}");
@@ -322,7 +322,7 @@ async fn reload_swaps_one_link_and_refuses_the_wrong_kind_of_component() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logic_calls_pass_through_middleware_that_do_not_export_logic() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let rt = chain(&cluster, vec![link(guests::PASSTHROUGH)]).await;
     assert!(rt.exports_logic(), "the runtime exports logic");
     let before = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "1"}});
@@ -375,7 +375,7 @@ fn as_0_1_0(component: &[u8]) -> Vec<u8> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn components_built_against_0_1_0_still_load() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let options = EngineOptions {
         cache_dir: Some(cache_dir()),
         ..EngineOptions::default()
@@ -443,7 +443,7 @@ async fn components_built_against_0_1_0_still_load() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cli_runs_a_chain_and_names_the_grant_a_refused_middleware_needs() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let dir = cluster.kubeconfig.parent().unwrap().to_path_buf();
     let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: default\n  \
               labels: {app.kubernetes.io/name: app, team: a}\ndata: {k: v}\n";
@@ -574,7 +574,7 @@ fn warm_cli_cache(middleware: &Path) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_javascript_middleware_labels_plans_and_refuses_load_balancers_in_dev() {
     let Some(labels) = js_labels() else { return };
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     // Loading it is krt's import check: no filesystem, sockets, HTTP or unknown imports.
     let rt = chain(&cluster, vec![Middleware::file(labels)]).await;
     if installed(&["wasm-tools"]) {
@@ -630,7 +630,7 @@ async fn a_javascript_middleware_labels_plans_and_refuses_load_balancers_in_dev(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cli_runs_org_rules_and_the_javascript_middleware_in_front_of_the_runtime() {
     let Some(labels) = js_labels() else { return };
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let input = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: default\n  \
                  labels: {app.kubernetes.io/name: app, team: a}\n  annotations: {team: a}\n\
                  data: {k: v}\n";
@@ -722,7 +722,7 @@ async fn a_middleware_plugged_onto_krts_guest_runs_in_krt_and_under_wasmtime() {
     );
 
     // krt loads the plugged component as its runtime.
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let component = plugged.to_str().unwrap();
     let yaml = |o: &Value| serde_json::to_string(o).unwrap();
     let run = krt(

@@ -5,7 +5,7 @@
 //! `runtime.apply` alone while the observation goes around them.
 
 use crate::support::{
-    Runtimes, SimCluster, client_side, configmap_requests, foreign_write, guests, resource, verbs,
+    Runtimes, TestCluster, client_side, configmap_requests, foreign_write, guests, resource, verbs,
 };
 use krt_host::model::{Action, ApplyOptions, Observation, Resource};
 use krt_host::{ComponentRuntime, ComponentSource, Middleware, Runtime};
@@ -27,7 +27,7 @@ fn dry_run() -> ApplyOptions {
     }
 }
 
-async fn live_data(cluster: &SimCluster, name: &str) -> Value {
+async fn live_data(cluster: &TestCluster, name: &str) -> Value {
     cluster
         .get_configmap("default", name)
         .await
@@ -36,20 +36,20 @@ async fn live_data(cluster: &SimCluster, name: &str) -> Value {
 }
 
 /// The component runtime and the native one over `cluster`, by name.
-async fn both(cluster: &SimCluster) -> (ComponentRuntime, krt_host::NativeRuntime) {
+async fn both(cluster: &TestCluster) -> (ComponentRuntime, krt_host::NativeRuntime) {
     let kc = cluster.kube_cluster("default");
     (cluster.runtime_in(kc.clone()).await, cluster.native_in(kc))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_from_a_dry_runs_observation_reads_nothing_unless_the_object_changed_since() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let (component, native) = both(&cluster).await;
     seen_then_written(&cluster, &component, "in-sandbox").await;
     seen_then_written(&cluster, &native, "native").await;
 }
 
-async fn seen_then_written<R: Runtime>(cluster: &SimCluster, rt: &R, name: &str) {
+async fn seen_then_written<R: Runtime>(cluster: &TestCluster, rt: &R, name: &str) {
     let real = ApplyOptions::default();
     let v1 = configmap(name, json!({"a": "1"}));
     let created = rt.apply(None, Some(&v1), &real).await;
@@ -67,7 +67,7 @@ async fn seen_then_written<R: Runtime>(cluster: &SimCluster, rt: &R, name: &str)
     );
     let seen = preview.observation.expect("the dry run says what it saw");
     assert!(matches!(seen, Observation::Seen(_)), "{name}: {seen:?}");
-    cluster.sim().reset_requests();
+    cluster.reset_requests();
     let write = rt
         .apply_observed(Some(&v1), Some(&v2), Some(&seen), &real)
         .await;
@@ -82,7 +82,7 @@ async fn seen_then_written<R: Runtime>(cluster: &SimCluster, rt: &R, name: &str)
         "{name}: the object before the write is the one seen"
     );
     assert_eq!(
-        configmap_requests(&cluster.sim().requests(), "default", name),
+        configmap_requests(&cluster.requests(), "default", name),
         verbs(&[("PATCH", 1)]),
         "{name}"
     );
@@ -97,7 +97,7 @@ async fn seen_then_written<R: Runtime>(cluster: &SimCluster, rt: &R, name: &str)
         .await;
     let seen = preview.observation.expect("the dry run says what it saw");
     foreign_write(cluster, name, "b", "theirs").await;
-    cluster.sim().reset_requests();
+    cluster.reset_requests();
     let write = rt
         .apply_observed(Some(&v2), Some(&v3), Some(&seen), &real)
         .await;
@@ -107,7 +107,7 @@ async fn seen_then_written<R: Runtime>(cluster: &SimCluster, rt: &R, name: &str)
         (Action::Update, 1)
     );
     assert_eq!(
-        configmap_requests(&cluster.sim().requests(), "default", name),
+        configmap_requests(&cluster.requests(), "default", name),
         verbs(&[("GET", 1), ("PATCH", 2), ("PATCH dryRun", 1)]),
         "{name}: the refused write, the read, the dry run and the write"
     );
@@ -143,12 +143,12 @@ async fn seen_then_written<R: Runtime>(cluster: &SimCluster, rt: &R, name: &str)
         Observation::Seen(serde_json::to_string(&v4.attributes).unwrap()),
         Observation::Seen("not JSON".into()),
     ] {
-        cluster.sim().reset_requests();
+        cluster.reset_requests();
         let write = rt
             .apply_observed(Some(&v3), Some(&v4), Some(&wrong), &real)
             .await;
         assert_eq!(write.response.status, None, "{name}: {wrong:?}: {write:?}");
-        let requests = configmap_requests(&cluster.sim().requests(), "default", name);
+        let requests = configmap_requests(&cluster.requests(), "default", name);
         assert_eq!(
             requests.first(),
             Some(&("GET".to_owned(), 1)),
@@ -161,13 +161,13 @@ async fn seen_then_written<R: Runtime>(cluster: &SimCluster, rt: &R, name: &str)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_create_from_an_absent_observation_reads_nothing_and_merges_into_an_object_that_appeared()
 {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let (component, native) = both(&cluster).await;
     absent_then_created(&cluster, &component, "in-sandbox").await;
     absent_then_created(&cluster, &native, "native").await;
 }
 
-async fn absent_then_created<R: Runtime>(cluster: &SimCluster, rt: &R, name: &str) {
+async fn absent_then_created<R: Runtime>(cluster: &TestCluster, rt: &R, name: &str) {
     let real = ApplyOptions::default();
     let client_side = client_side();
     for (how, options) in [("ssa", &real), ("csa", &client_side)] {
@@ -180,13 +180,13 @@ async fn absent_then_created<R: Runtime>(cluster: &SimCluster, rt: &R, name: &st
             Some(Observation::Absent),
             "{preview:?}"
         );
-        cluster.sim().reset_requests();
+        cluster.reset_requests();
         let write = rt
             .apply_observed(None, Some(&plan), Some(&Observation::Absent), options)
             .await;
         assert_eq!(write.response.status, None, "{name} {how}: {write:?}");
         assert_eq!(write.response.action, Action::Create, "{name} {how}");
-        let requests = cluster.sim().requests();
+        let requests = cluster.requests();
         let (on_object, posts) = if how == "ssa" {
             (verbs(&[("PATCH", 1)]), 0)
         } else {
@@ -231,7 +231,7 @@ async fn absent_then_created<R: Runtime>(cluster: &SimCluster, rt: &R, name: &st
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn behind_middleware_the_observation_goes_around_them_and_they_still_see_every_write() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let options = krt_host::EngineOptions {
         cache_dir: Some(krt_testkit::cache_dir()),
         ..krt_host::EngineOptions::default()
@@ -244,7 +244,7 @@ async fn behind_middleware_the_observation_goes_around_them_and_they_still_see_e
         .await
         .expect("the chain loads");
     let real = ApplyOptions::default();
-    let team = async |cluster: &SimCluster| {
+    let team = async |cluster: &TestCluster| {
         cluster
             .get_configmap("default", "behind")
             .await
@@ -256,14 +256,14 @@ async fn behind_middleware_the_observation_goes_around_them_and_they_still_see_e
     let preview = rt.apply_observed(None, Some(&v1), None, &dry_run()).await;
     assert_eq!(preview.response.action, Action::Create, "{preview:?}");
     assert_eq!(preview.observation, Some(Observation::Absent));
-    cluster.sim().reset_requests();
+    cluster.reset_requests();
     let write = rt
         .apply_observed(None, Some(&v1), preview.observation.as_ref(), &real)
         .await;
     assert_eq!(write.response.status, None, "{write:?}");
     assert_eq!(write.response.action, Action::Create);
     assert_eq!(
-        configmap_requests(&cluster.sim().requests(), "default", "behind"),
+        configmap_requests(&cluster.requests(), "default", "behind"),
         verbs(&[("PATCH", 1)]),
         "no read"
     );
@@ -278,14 +278,14 @@ async fn behind_middleware_the_observation_goes_around_them_and_they_still_see_e
         matches!(preview.observation, Some(Observation::Seen(_))),
         "{preview:?}"
     );
-    cluster.sim().reset_requests();
+    cluster.reset_requests();
     let write = rt
         .apply_observed(Some(&v1), Some(&v2), preview.observation.as_ref(), &real)
         .await;
     assert_eq!(write.response.status, None, "{write:?}");
     assert_eq!(write.response.action, Action::Update);
     assert_eq!(
-        configmap_requests(&cluster.sim().requests(), "default", "behind"),
+        configmap_requests(&cluster.requests(), "default", "behind"),
         verbs(&[("PATCH", 1)]),
         "no read, no second dry run"
     );

@@ -3,12 +3,12 @@
 //! records each object's UID, and a prune or destroy leaves alone an object
 //! without the label, with another stack's, or with another UID.
 
-use crate::support::{Run, SimCluster, krt_at, krt_in, local_state, show, state_ids, temp_dir};
+use crate::support::{Run, TestCluster, krt_at, krt_in, local_state, show, state_ids, temp_dir};
 use serde_json::{Value, json};
 use std::path::Path;
 
 /// Runs `krt --kubeconfig K ARGS` in `dir`.
-async fn krt(dir: &Path, cluster: &SimCluster, args: &[&str]) -> Run {
+async fn krt(dir: &Path, cluster: &TestCluster, args: &[&str]) -> Run {
     krt_at(dir, &cluster.kubeconfig, args, None).await
 }
 
@@ -27,12 +27,12 @@ fn input(dir: &Path, file: &str, text: &str) -> String {
 }
 
 /// The live ConfigMap `default/<name>`, read directly.
-async fn live(cluster: &SimCluster, name: &str) -> Option<Value> {
+async fn live(cluster: &TestCluster, name: &str) -> Option<Value> {
     cluster.get_configmap("default", name).await
 }
 
 /// Creates ConfigMap `default/<name>` directly, as another user would, with `labels`.
-async fn someone_creates(cluster: &SimCluster, name: &str, labels: Value) {
+async fn someone_creates(cluster: &TestCluster, name: &str, labels: Value) {
     cluster
         .create(
             "configmaps",
@@ -44,7 +44,7 @@ async fn someone_creates(cluster: &SimCluster, name: &str, labels: Value) {
 }
 
 /// Deletes ConfigMap `default/<name>` directly.
-async fn someone_deletes(cluster: &SimCluster, name: &str) {
+async fn someone_deletes(cluster: &TestCluster, name: &str) {
     cluster
         .api("v1", "ConfigMap", "configmaps", Some("default"))
         .delete(name, &Default::default())
@@ -54,8 +54,8 @@ async fn someone_deletes(cluster: &SimCluster, name: &str) {
 
 /// The writes the simulator answered (creates, updates, patches that are no
 /// dry run, deletes).
-fn writes(cluster: &SimCluster) -> u64 {
-    let r = cluster.sim().requests();
+fn writes(cluster: &TestCluster) -> u64 {
+    let r = cluster.requests();
     ["POST", "PUT", "PATCH", "DELETE"]
         .iter()
         .map(|v| r.verb(v))
@@ -100,9 +100,9 @@ async fn a_state_from_another_cluster_prunes_nothing_there() {
     );
 
     // Another cluster, where someone else has their own `default/precious`.
-    let real = SimCluster::start().await;
+    let real = TestCluster::start().await;
     someone_creates(&real, "precious", json!({})).await;
-    real.sim().reset_requests();
+    real.reset_requests();
     let refused = krt(dir.path(), &real, &["apply", "-f", &b, "--yes"]).await;
     assert_eq!(refused.code, 1, "{}", show(&refused));
     for said in [
@@ -187,7 +187,7 @@ async fn a_state_from_another_cluster_prunes_nothing_there() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn destroy_leaves_alone_an_object_someone_replaced() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let dir = temp_dir("ownership-replaced");
     let file = input(
         dir.path(),
@@ -238,7 +238,7 @@ async fn destroy_leaves_alone_an_object_someone_replaced() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prune_reports_an_object_already_gone_as_absent_and_force_deletes_the_unowned() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let dir = temp_dir("ownership-prune");
     let both = input(
         dir.path(),
@@ -291,7 +291,7 @@ async fn a_prune_reports_an_object_already_gone_as_absent_and_force_deletes_the_
         show(&forced)
     );
 
-    cluster.sim().reset_requests();
+    cluster.reset_requests();
     let pruned = krt(
         dir.path(),
         &cluster,
@@ -318,7 +318,6 @@ async fn a_prune_reports_an_object_already_gone_as_absent_and_force_deletes_the_
     assert!(live(&cluster, "moved").await.is_none());
     assert_eq!(
         cluster
-            .sim()
             .requests()
             .count("DELETE", "/api/v1/namespaces/default/configmaps/gone"),
         0,
@@ -332,7 +331,7 @@ async fn a_prune_reports_an_object_already_gone_as_absent_and_force_deletes_the_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_state_from_before_ownership_gets_marks_uids_and_its_cluster_and_deletes_nothing() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let dir = temp_dir("ownership-migration");
     // What an older krt left: objects without the label, a version 1 state
     // with neither UIDs nor a cluster.
@@ -398,10 +397,10 @@ async fn a_state_from_before_ownership_gets_marks_uids_and_its_cluster_and_delet
 
     // From now on it is the stack's like any other: a re-apply writes nothing,
     // a destroy deletes it.
-    cluster.sim().reset_requests();
+    cluster.reset_requests();
     let again = krt(dir.path(), &cluster, &["apply", "-f", &file, "--yes"]).await;
     assert_eq!(again.code, 0, "{}", show(&again));
-    assert_eq!(writes(&cluster), 0, "{:?}", cluster.sim().requests());
+    assert_eq!(writes(&cluster), 0, "{:?}", cluster.requests());
     let destroy = krt(dir.path(), &cluster, &["destroy", "--yes"]).await;
     assert_eq!(destroy.code, 0, "{}", show(&destroy));
     assert!(live(&cluster, "old-a").await.is_none());
@@ -409,7 +408,7 @@ async fn a_state_from_before_ownership_gets_marks_uids_and_its_cluster_and_delet
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_state_secret_copied_to_another_cluster_is_refused() {
-    let origin = SimCluster::start().await;
+    let origin = TestCluster::start().await;
     let dir = temp_dir("ownership-secret");
     let file = input(dir.path(), "stack.yaml", &configmap("a", "1"));
     let args = ["--state", "kubernetes", "--stack", "web"];
@@ -427,7 +426,7 @@ async fn a_state_secret_copied_to_another_cluster_is_refused() {
     let metadata = secret["metadata"].as_object_mut().unwrap();
     metadata.retain(|k, _| matches!(k.as_str(), "name" | "namespace" | "labels"));
 
-    let copy = SimCluster::start().await;
+    let copy = TestCluster::start().await;
     copy.create("secrets", secret).await;
     someone_creates(&copy, "a", json!({"krt.dev/stack": "web"})).await;
     let destroy = krt(

@@ -4,7 +4,7 @@
 //! `krt.dev/wait`, `krt.dev/timeout` and `--wait-for` ask for.
 
 use crate::support::{
-    Run, Runtimes, SimCluster, configmap_requests, krt_at, resource, show, temp_dir, verbs,
+    Run, Runtimes, TestCluster, configmap_requests, krt_at, resource, show, temp_dir, verbs,
 };
 use krt_host::Runtime;
 use krt_host::model::ApplyOptions;
@@ -12,15 +12,15 @@ use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-async fn krt(dir: &Path, cluster: &SimCluster, args: &[&str]) -> Run {
+async fn krt(dir: &Path, cluster: &TestCluster, args: &[&str]) -> Run {
     krt_at(dir, &cluster.kubeconfig, args, None).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discovery_is_fetched_once_however_many_callers_miss_at_once() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let (rt, kc) = cluster.counted_runtime().await;
-    cluster.sim().reset_requests();
+    cluster.reset_requests();
     let applies = (0..16).map(|i| {
         let rt = &rt;
         async move {
@@ -34,7 +34,7 @@ async fn discovery_is_fetched_once_however_many_callers_miss_at_once() {
     });
     let answers = futures::future::join_all(applies).await;
     assert!(answers.iter().all(|a| a.status.is_none()), "{answers:?}");
-    let requests = cluster.sim().requests();
+    let requests = cluster.requests();
     assert_eq!(requests.count("GET", "/api/v1"), 1, "{requests:?}");
     assert_eq!(kc.discovery_fetches(), 1);
 }
@@ -53,7 +53,7 @@ fn namespaced_configmaps(ns: &str, n: usize, value: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_per_object_are_few_for_creates_updates_and_unchanged_objects() {
     const N: usize = 20;
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let dir = temp_dir("requests");
     let file = dir.path().join("stack.yaml");
     std::fs::write(&file, namespaced_configmaps("fresh", N, "a")).unwrap();
@@ -63,10 +63,10 @@ async fn requests_per_object_are_few_for_creates_updates_and_unchanged_objects()
     // by one dry run in the stand-in namespace (none in its own, which cannot
     // work), written once, and read neither before (it cannot exist yet) nor
     // after (a ConfigMap is current as written).
-    cluster.sim().reset_requests();
+    cluster.reset_requests();
     let apply = krt(dir.path(), &cluster, &["apply", "-f", file, "--yes"]).await;
     assert_eq!(apply.code, 0, "{}", show(&apply));
-    let created = cluster.sim().requests();
+    let created = cluster.requests();
     for i in 0..N {
         let name = format!("cm-{i}");
         assert_eq!(
@@ -96,7 +96,7 @@ async fn requests_per_object_are_few_for_creates_updates_and_unchanged_objects()
     assert_eq!(created.total(), 2 * N as u64 + 3 + 1 + 1, "{created:?}");
 
     // Unchanged: one read and one dry run each, no write.
-    cluster.sim().reset_requests();
+    cluster.reset_requests();
     let again = krt(dir.path(), &cluster, &["apply", "-f", file, "--yes"]).await;
     assert_eq!(again.code, 0, "{}", show(&again));
     assert!(
@@ -104,7 +104,7 @@ async fn requests_per_object_are_few_for_creates_updates_and_unchanged_objects()
         "{}",
         show(&again)
     );
-    let unchanged = cluster.sim().requests();
+    let unchanged = cluster.requests();
     assert_eq!(
         configmap_requests(&unchanged, "fresh", "cm-0"),
         verbs(&[("GET", 1), ("PATCH dryRun", 1)])
@@ -123,10 +123,10 @@ async fn requests_per_object_are_few_for_creates_updates_and_unchanged_objects()
         namespaced_configmaps("fresh", N, "b"),
     )
     .unwrap();
-    cluster.sim().reset_requests();
+    cluster.reset_requests();
     let update = krt(dir.path(), &cluster, &["apply", "-f", file, "--yes"]).await;
     assert_eq!(update.code, 0, "{}", show(&update));
-    let updated = cluster.sim().requests();
+    let updated = cluster.requests();
     assert_eq!(
         configmap_requests(&updated, "fresh", "cm-0"),
         verbs(&[("GET", 1), ("PATCH", 1), ("PATCH dryRun", 1)])
@@ -170,7 +170,7 @@ fn ingress(name: &str, annotations: &str) -> String {
 async fn resources_that_never_report_an_address_need_not_hold_the_apply() {
     // On a cluster with no ingress controller an Ingress never gets an
     // address; these two are not waited for at all (no watch is opened).
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let dir = temp_dir("waits");
     let file = dir.path().join("stack.yaml");
     let yaml = [
@@ -207,7 +207,7 @@ async fn resources_that_never_report_an_address_need_not_hold_the_apply() {
         .find(|l| l.contains("Ingress:default:exists ") && l.contains("create"))
         .unwrap_or_else(|| panic!("{}", show(&apply)));
     assert!(exists.contains("created    exists"), "{exists}");
-    assert_eq!(cluster.sim().requests().verb("WATCH"), 0);
+    assert_eq!(cluster.requests().verb("WATCH"), 0);
 
     // The same through -o json, and `--wait-for` naming other kinds.
     std::fs::write(dir.path().join("stack.yaml"), ingress("plain", "{}")).unwrap();
@@ -254,7 +254,7 @@ spec:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resources_timeout_bounds_its_own_wait() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let dir = temp_dir("timeout");
     let file = dir.path().join("stack.yaml");
     std::fs::write(&file, UNPROVISIONED_CLAIM).unwrap();

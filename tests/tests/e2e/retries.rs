@@ -2,7 +2,7 @@
 //! with `Retry-After` is retried (and waited for), 5xx on reads is retried.
 //! Writes under faults are in `faults.rs`.
 
-use crate::support::{Runtimes, SimCluster, apply_ok, fault, resource};
+use crate::support::{Runtimes, TestCluster, apply_ok, fault, resource};
 use krt_host::Runtime;
 use krt_host::model::{ApplyOptions, ReadOptions};
 use krt_sim::{Fault, FaultAction};
@@ -18,7 +18,11 @@ fn configmap(name: &str) -> serde_json::Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn throttled_requests_are_retried_after_the_servers_retry_after() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::simulated(
+        Default::default(),
+        "it injects faults into krt-sim's answers",
+    )
+    .await;
     let (rt, kc) = cluster.counted_runtime().await;
     cluster.sim().inject_fault(Fault {
         times: 2,
@@ -44,7 +48,11 @@ async fn throttled_requests_are_retried_after_the_servers_retry_after() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_errors_on_reads_are_retried() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::simulated(
+        Default::default(),
+        "it injects faults into krt-sim's answers",
+    )
+    .await;
     let (rt, kc) = cluster.counted_runtime().await;
     let cm = resource(configmap("flaky"));
     apply_ok(&rt, &cm).await;

@@ -1,7 +1,7 @@
 //! The Rust `Runtime` API (component-backed) against a simulator.
 
 use crate::support::{
-    Runtimes, SimCluster, apply_ok, assert_contains, client_side, configmap, foreign_write,
+    Runtimes, TestCluster, apply_ok, assert_contains, client_side, configmap, foreign_write,
     read_and_delete_missing, resource,
 };
 use krt_host::Runtime;
@@ -10,7 +10,7 @@ use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn create_then_update_removes_dropped_fields_and_keeps_foreign_ones() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let rt = cluster.runtime().await;
     let opts = ApplyOptions::default();
 
@@ -44,7 +44,7 @@ async fn create_then_update_removes_dropped_fields_and_keeps_foreign_ones() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_side_three_way_removes_dropped_fields_and_keeps_foreign_ones() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let rt = cluster.runtime().await;
     let opts = client_side();
 
@@ -65,7 +65,7 @@ async fn client_side_three_way_removes_dropped_fields_and_keeps_foreign_ones() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_of_missing_object_is_absent_and_delete_of_missing_object_succeeds() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let rt = cluster.runtime().await;
     let missing = resource(configmap("nope", json!({})));
     let gone = read_and_delete_missing(&rt, &missing).await;
@@ -82,7 +82,7 @@ async fn read_of_missing_object_is_absent_and_delete_of_missing_object_succeeds(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_and_delete_of_existing_object() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let rt = cluster.runtime().await;
     let cm = resource(configmap("present", json!({"k": "v"})));
     apply_ok(&rt, &cm).await;
@@ -95,7 +95,7 @@ async fn read_and_delete_of_existing_object() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_ids_fail_clearly_and_write_nothing() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let rt = cluster.runtime().await;
     let mut wrong_kind = resource(configmap("idcheck", json!({"k": "v"})));
     wrong_kind.id = "v1:Secret:default:idcheck".into();

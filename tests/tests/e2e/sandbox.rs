@@ -4,7 +4,9 @@
 //! outside the policy reaches the simulator. Also: refused imports, version
 //! mismatches, hot reload and the compile cache.
 
-use crate::support::{SimCluster, assert_contains, cache_dir, failure, guests, resource, temp_dir};
+use crate::support::{
+    TestCluster, assert_contains, cache_dir, failure, guests, resource, temp_dir,
+};
 use krt_host::model::{ApplyOptions, ApplyResponse, Resource, StatusCode};
 use krt_host::policy::Policy;
 use krt_host::{ComponentRuntime, ComponentSource, EngineOptions, KubeCluster, Limits, Runtime};
@@ -32,7 +34,7 @@ fn source(path: &str) -> ComponentSource {
 
 /// A runtime over `component` with `limits`, reaching `cluster`.
 async fn sandbox(
-    cluster: &SimCluster,
+    cluster: &TestCluster,
     component: &ComponentSource,
     limits: Limits,
 ) -> ComponentRuntime {
@@ -70,7 +72,7 @@ fn assert_status(response: &ApplyResponse, code: StatusCode, reason: &str) -> St
 }
 
 /// The host is still fine: swapping the built-in guest in, a normal apply works.
-async fn normal_guest_works(rt: &ComponentRuntime, cluster: &SimCluster, name: &str) {
+async fn normal_guest_works(rt: &ComponentRuntime, cluster: &TestCluster, name: &str) {
     rt.reload(&ComponentSource::Default)
         .await
         .expect("the built-in guest loads");
@@ -83,7 +85,7 @@ async fn normal_guest_works(rt: &ComponentRuntime, cluster: &SimCluster, name: &
 /// `LimitExceeded`/`reason` and a message containing `says`, within the CPU
 /// limit when `bounded`; a normal guest then still works. The response.
 async fn hits_limit(guest: &str, reason: &str, says: &str, bounded: bool) -> ApplyResponse {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let rt = sandbox(&cluster, &source(guest), limits()).await;
     let (response, took) = apply(&rt, &configmap("default", "x")).await;
     let message = assert_status(&response, StatusCode::LimitExceeded, reason);
@@ -147,7 +149,7 @@ async fn a_log_flood_hits_the_output_cap() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thousands_of_host_calls_hit_the_call_limit_or_the_request_budget() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     // 2,000 host calls must come before the CPU limit, also on a loaded machine
     // (guest time is wall-clock time outside host calls).
     let limits = Limits {
@@ -180,7 +182,7 @@ async fn thousands_of_host_calls_hit_the_call_limit_or_the_request_budget() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_outside_the_policy_never_reach_the_cluster() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let policy = Policy {
         namespaces: vec!["default".into()],
         kinds: vec!["ConfigMap".into(), "Namespace".into()],
@@ -247,7 +249,7 @@ async fn calls_outside_the_policy_never_reach_the_cluster() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_standard_guest_reports_denials_as_permission_denied() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let allowed = configmap("default", "app");
     let policy = Policy::for_resources(std::slice::from_ref(&allowed), "default");
     let rt = sandbox(&cluster, &ComponentSource::Default, limits())
@@ -285,7 +287,7 @@ async fn the_standard_guest_reports_denials_as_permission_denied() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_trap_in_the_middle_of_an_apply_fails_only_that_call() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let rt = sandbox(&cluster, &source(guests::MIDTRAP), limits()).await;
     let (response, _) = apply(&rt, &configmap("default", "half")).await;
     let message = assert_status(&response, StatusCode::Internal, "GuestPanic");
@@ -300,7 +302,7 @@ async fn a_trap_in_the_middle_of_an_apply_fails_only_that_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_results_are_reported_not_trusted() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let rt = sandbox(&cluster, &source(guests::LIAR), limits()).await;
     let (response, _) = apply(&rt, &configmap("default", "x")).await;
     let message = assert_status(&response, StatusCode::Internal, "GuestInvalidResult");
@@ -318,7 +320,7 @@ async fn malformed_results_are_reported_not_trusted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn host_time_is_not_guest_time_but_the_wall_clock_bounds_both() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     // One second asleep in the host against a 300 ms CPU budget: fine.
     let rt = sandbox(&cluster, &source(guests::SLEEPY), limits()).await;
     let (response, took) = apply(&rt, &configmap("default", "x")).await;
@@ -343,7 +345,7 @@ async fn host_time_is_not_guest_time_but_the_wall_clock_bounds_both() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forbidden_imports_and_other_wit_versions_are_refused_at_load() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let client = Arc::new(KubeCluster::new(cluster.client.clone(), "default"));
     let options = EngineOptions {
         cache_dir: Some(cache_dir()),
@@ -378,7 +380,7 @@ async fn forbidden_imports_and_other_wit_versions_are_refused_at_load() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reload_swaps_the_component_for_new_calls_only() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let slow = Limits {
         cpu_time: Duration::from_secs(2),
         ..limits()
@@ -415,7 +417,7 @@ async fn compiled_components_are_cached_on_disk_by_content_and_settings() {
         cache_dir: Some(dir.path().to_path_buf()),
         ..EngineOptions::default()
     };
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let client = Arc::new(KubeCluster::new(cluster.client.clone(), "default"));
     let load = async |options: &EngineOptions| {
         let engine = krt_host::SharedEngine::new(options).expect("engine");
@@ -455,7 +457,7 @@ async fn compiled_components_are_cached_on_disk_by_content_and_settings() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_calls_memory_is_never_seen_by_the_next_call() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let client = Arc::new(KubeCluster::new(cluster.client.clone(), "default"));
     // One instance slot, so every call reuses the memory of the one before;
     // kept resident (reset in place) and handed back to the kernel alike.

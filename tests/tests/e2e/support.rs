@@ -1,8 +1,8 @@
 //! What the e2e tests share beyond krt-testkit: runtimes over a test cluster.
 
 pub use krt_testkit::{
-    Run, SimCluster, assert_contains, cache_dir, client_for, krt, krt_at, krt_bin, krt_env, krt_in,
-    krt_spawn, local_state, resource, run_ok, show, state_ids, temp_dir, workspace,
+    Run, TestCluster, assert_contains, cache_dir, client_for, krt, krt_at, krt_bin, krt_env,
+    krt_in, krt_spawn, local_state, resource, run_ok, show, state_ids, temp_dir, workspace,
 };
 
 /// The paths of the test components `tests/build.rs` built.
@@ -19,7 +19,7 @@ use krt_host::{
 };
 use std::sync::Arc;
 
-/// Runtimes over a [`SimCluster`].
+/// Runtimes over a [`TestCluster`].
 pub trait Runtimes {
     /// A runtime over the built-in guest component.
     async fn runtime(&self) -> ComponentRuntime;
@@ -41,7 +41,7 @@ pub trait Runtimes {
     }
 }
 
-impl Runtimes for SimCluster {
+impl Runtimes for TestCluster {
     async fn runtime(&self) -> ComponentRuntime {
         self.runtime_in(self.kube_cluster("default")).await
     }
@@ -86,7 +86,7 @@ pub fn verbs(list: &[(&str, u64)]) -> Vec<(String, u64)> {
 
 /// Another field manager (`someone-else`) sets `data.<key>` of ConfigMap
 /// `default/<name>` by server-side apply, directly (not through krt).
-pub async fn foreign_write(cluster: &SimCluster, name: &str, key: &str, value: &str) {
+pub async fn foreign_write(cluster: &TestCluster, name: &str, key: &str, value: &str) {
     use kube::api::{Api, DynamicObject, Patch, PatchParams};
     let ar = kube::discovery::ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
     let api: Api<DynamicObject> = Api::namespaced_with(cluster.client.clone(), "default", &ar);

@@ -3,7 +3,7 @@
 //! reported with their reason, children's reasons in a Deployment's messages, a watch that
 //! outlives 410 Gone and closed streams, and delete-and-wait.
 
-use crate::support::{Runtimes, SimCluster, apply_ok, assert_contains, resource, watch_for};
+use crate::support::{Runtimes, TestCluster, apply_ok, assert_contains, resource, watch_for};
 use krt_host::model::{
     ApplyOptions, DeleteRequest, HealthState, Progress, PropagationPolicy, Resource, Status,
     StatusCode, StatusKind,
@@ -35,7 +35,7 @@ impl Recorder {
 }
 
 /// A runtime over `cluster` whose progress events the returned recorder keeps.
-async fn recording(cluster: &SimCluster) -> (ComponentRuntime, Arc<Recorder>) {
+async fn recording(cluster: &TestCluster) -> (ComponentRuntime, Arc<Recorder>) {
     let recorder = Arc::new(Recorder::default());
     let rt = cluster.runtime().await.with_events(recorder.clone());
     (rt, recorder)
@@ -73,7 +73,7 @@ fn deployment(name: &str, replicas: u32, fail: Option<&str>) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deployment_is_watched_to_current_with_progress_events() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let (rt, recorder) = recording(&cluster).await;
     let web = resource(deployment("web", 3, None));
     apply_ok(&rt, &web).await;
@@ -100,7 +100,10 @@ async fn deployment_is_watched_to_current_with_progress_events() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_looping_pod_is_reported_failed_with_the_reason() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start_with_simulated_pods(
+        "its Pods fail as the sim.krt.dev/fail annotation asks",
+    )
+    .await;
     let rt = cluster.runtime().await;
     let pod = resource(json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "crasher", "namespace": "default",
@@ -118,7 +121,10 @@ async fn crash_looping_pod_is_reported_failed_with_the_reason() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_job_is_reported_failed_with_the_reason() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start_with_simulated_pods(
+        "its Pods fail as the sim.krt.dev/fail annotation asks",
+    )
+    .await;
     let (rt, _events) = recording(&cluster).await;
     // The failure is asked for on the Pod template: krt-sim ignores it on the Job's own
     // metadata (its Pods never see it), although its docs say either works.
@@ -135,7 +141,10 @@ async fn failed_job_is_reported_failed_with_the_reason() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_looping_pods_of_a_deployment_explain_its_progress() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start_with_simulated_pods(
+        "its Pods fail as the sim.krt.dev/fail annotation asks",
+    )
+    .await;
     let (rt, recorder) = recording(&cluster).await;
     let web = resource(deployment("crashy", 2, Some("crash-loop")));
     apply_ok(&rt, &web).await;
@@ -162,7 +171,11 @@ async fn crash_looping_pods_of_a_deployment_explain_its_progress() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_outlives_410_gone_and_closed_streams() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::simulated(
+        Default::default(),
+        "it expires krt-sim's resourceVersions and closes its watches",
+    )
+    .await;
     let (rt, recorder) = recording(&cluster).await;
     let web = resource(deployment("phoenix", 2, None));
     let done = AtomicBool::new(false);
@@ -203,7 +216,7 @@ async fn watch_outlives_410_gone_and_closed_streams() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn foreground_delete_waits_until_the_object_is_gone() {
-    let cluster = SimCluster::start().await;
+    let cluster = TestCluster::start().await;
     let rt = cluster.runtime().await;
     let web = resource(deployment("doomed", 2, None));
     apply_ok(&rt, &web).await;

@@ -7,7 +7,7 @@ use krt_controller::{
     Grants, Settings, ShardSettings, Stack, StackController, StackStatus, Tenancy,
 };
 use krt_host::{ClusterChoice, ConnectOptions, EngineOptions, connect};
-use krt_testkit::SimCluster;
+use krt_testkit::TestCluster;
 use kube::Api;
 use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
@@ -25,7 +25,7 @@ pub const LEASES: &str = "krt-system";
 /// controller running in this process.
 pub struct Harness {
     /// The cluster.
-    pub cluster: SimCluster,
+    pub cluster: TestCluster,
     /// Stacks of `team-a`.
     pub stacks: Api<Stack>,
     /// Where the controller serves its metrics.
@@ -68,7 +68,7 @@ impl Harness {
             .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
             .with_test_writer()
             .try_init();
-        let cluster = SimCluster::start_tls().await;
+        let cluster = TestCluster::start_tls().await;
         let (kubeconfig, tenancy) = match setup.installed {
             None => {
                 prepare(&cluster, &["team-a"]).await;
@@ -213,7 +213,7 @@ impl Harness {
 /// Applies the manifests of `krt controller install --tenancy MODE` but its
 /// Deployment (server-side, as the admin), and returns the tenancy that
 /// Deployment's arguments give the controller.
-async fn install(cluster: &SimCluster, mode: install::TenancyMode) -> Tenancy {
+async fn install(cluster: &TestCluster, mode: install::TenancyMode) -> Tenancy {
     let options = InstallOptions {
         namespace: LEASES.into(),
         image: "krt:test".into(),
@@ -243,7 +243,7 @@ async fn install(cluster: &SimCluster, mode: install::TenancyMode) -> Tenancy {
 
 /// Applies `object` server-side as the simulator's admin (kube-rs's
 /// discovery finds its resource).
-pub async fn apply(cluster: &SimCluster, object: &Value) {
+pub async fn apply(cluster: &TestCluster, object: &Value) {
     let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
     let api_version = text(&object["apiVersion"]);
     let (group, version) = api_version.split_once('/').unwrap_or(("", &api_version));
@@ -280,7 +280,7 @@ pub async fn client_from(path: &std::path::Path) -> kube::Client {
 
 /// Binds the ClusterRole `role` to the ServiceAccount `account` of
 /// `namespace` (created when missing) within `namespace`.
-pub async fn bind(cluster: &SimCluster, namespace: &str, account: &str, role: &str) {
+pub async fn bind(cluster: &TestCluster, namespace: &str, account: &str, role: &str) {
     apply(
         cluster,
         &json!({"apiVersion": "v1", "kind": "ServiceAccount",
@@ -300,7 +300,7 @@ pub async fn bind(cluster: &SimCluster, namespace: &str, account: &str, role: &s
 }
 
 /// Installs the CRD and creates the Lease namespace and `namespaces`.
-pub async fn prepare(cluster: &SimCluster, namespaces: &[&str]) {
+pub async fn prepare(cluster: &TestCluster, namespaces: &[&str]) {
     cluster.create("customresourcedefinitions", crd()).await;
     cluster.create_namespace(LEASES).await;
     for ns in namespaces {
@@ -309,7 +309,7 @@ pub async fn prepare(cluster: &SimCluster, namespaces: &[&str]) {
 }
 
 /// Creates a Stack object (its namespace is in its metadata).
-pub async fn create_stack(cluster: &SimCluster, stack: Value) {
+pub async fn create_stack(cluster: &TestCluster, stack: Value) {
     let namespace = stack["metadata"]["namespace"]
         .as_str()
         .expect("the Stack names its namespace")
