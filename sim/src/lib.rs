@@ -37,9 +37,9 @@ mod discovery;
 mod events;
 mod guest_cluster;
 mod kinds;
-pub mod kubelet;
 mod lifecycle;
 mod meta;
+pub mod node;
 mod openapi;
 #[cfg(feature = "protobuf")]
 mod protobuf;

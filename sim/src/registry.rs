@@ -181,7 +181,9 @@ pub const FACTS: &[Facts] = &[
         .generation(false),
     facts("batch", "cronjobs").short(&["cj"]).all(),
     facts("batch", "jobs").all(),
-    facts("certificates.k8s.io", "certificatesigningrequests").short(&["csr"]),
+    facts("certificates.k8s.io", "certificatesigningrequests")
+        .short(&["csr"])
+        .generation(false),
     facts("networking.k8s.io", "ingresses").short(&["ing"]),
     facts("networking.k8s.io", "ipaddresses").short(&["ip"]),
     facts("networking.k8s.io", "networkpolicies").short(&["netpol"]),

@@ -17,6 +17,7 @@ use krt_guest::model::{
     Action, ApplyOptions, ObjectDiff, Observation, ReadOptions, Resource, Status, StatusCode,
 };
 use krt_guest::target::Manifest;
+use serde_json::Value;
 
 /// What the preview predicts for one input resource.
 #[derive(Debug, Clone)]
@@ -360,6 +361,11 @@ async fn stand_in_failure<R: Runtime>(
     let namespace = namespace.or_else(|| dry.default_namespace.clone());
     let mut moved = resource.clone();
     moved.id = id.to_string();
+    if let Some(own) = &namespace {
+        // What names the object's own namespace moves with it: an Event's involvedObject, a
+        // RoleBinding's subjects (the server checks some of them against the namespace).
+        move_namespace_references(&mut moved.attributes, own);
+    }
     moved.attributes["metadata"]["namespace"] = STAND_IN_NAMESPACE.into();
     // It cannot exist in its own namespace; in the stand-in, no read is needed
     // either: a dry run validates the object whether or not one is there.
@@ -385,6 +391,25 @@ async fn stand_in_failure<R: Runtime>(
         ),
         ..status
     })
+}
+
+/// Sets every `namespace` field below `value` that names `own` to [`STAND_IN_NAMESPACE`].
+fn move_namespace_references(value: &mut Value, own: &str) {
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map.iter_mut() {
+                if key == "namespace" && child.as_str() == Some(own) {
+                    *child = STAND_IN_NAMESPACE.into();
+                } else {
+                    move_namespace_references(child, own);
+                }
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| move_namespace_references(item, own)),
+        _ => {}
+    }
 }
 
 /// Whether `resource` is a Namespace or a CRD: what other resources may need

@@ -15,7 +15,7 @@ use crate::real;
 ///
 /// Without `KRT_E2E_KUBECONFIG` it is a new krt-sim. With it, [`start`](TestCluster::start) and
 /// [`start_tls`](TestCluster::start_tls) give that real cluster (see [`real_tier`](crate::real_tier)):
-/// the test's turn on it, wiped back to its baseline, with krt-testkit's stand-in kubelet
+/// the test's turn on it, wiped back to its baseline, with krt-testkit's stand-in
 /// serving its Pods. A test that needs what only krt-sim has (fault injection, its clock, its
 /// users) starts one with [`simulated`](TestCluster::simulated), which says why on the real tier.
 pub struct TestCluster {
@@ -28,7 +28,7 @@ pub struct TestCluster {
 }
 
 enum Backend {
-    Sim(krt_sim::Sim),
+    Sim(Box<krt_sim::Sim>),
     Real(real::Turn),
 }
 
@@ -58,13 +58,13 @@ impl TestCluster {
     }
 
     /// As [`start`](TestCluster::start), for a test whose Pods fail as krt-sim's annotation
-    /// `sim.krt.dev/fail` asks ([`krt_sim::kubelet`]): krt-sim, or a real control plane that
-    /// the stand-in kubelet serves; a cluster with kubelets of its own ignores the annotation,
+    /// `sim.krt.dev/fail` asks ([`krt_sim::node`]): krt-sim, or a real control plane that
+    /// the stand-in serves; a cluster with kubelets of its own ignores the annotation,
     /// so there the test runs on krt-sim and says `why`.
     pub async fn start_with_simulated_pods(why: &str) -> TestCluster {
         let cluster = Self::start().await;
         match &cluster.backend {
-            Backend::Real(turn) if turn.kubelet.is_none() => {
+            Backend::Real(turn) if turn.stand_in.is_none() => {
                 drop(cluster);
                 Self::simulated(Default::default(), why).await
             }
@@ -91,7 +91,7 @@ impl TestCluster {
             .expect("kubeconfig written");
         let client = client_for(&sim).await;
         TestCluster {
-            backend: Backend::Sim(sim),
+            backend: Backend::Sim(Box::new(sim)),
             client,
             kubeconfig,
             dir,

@@ -4,8 +4,8 @@
 //!   [`namespace`], [`pod`]) and [`resource`] to make a Kusion resource of one;
 //! - [`TestCluster`]: a krt-sim server, or on the real tier (`KRT_E2E_KUBECONFIG`, see
 //!   [`real_tier`]) a real cluster, with a kube client and a kubeconfig file;
-//! - [`StandInKubelet`]: the stand-in kubelet that lets rollouts finish on a control plane
-//!   without nodes;
+//! - [`StandIn`]: the stand-in node, ingress controller and load balancer that let rollouts
+//!   and health waits finish on a control plane without nodes;
 //! - [`krt_bin`], [`krt`] and [`krt_at`] to run the CLI built by this `cargo test` run, and
 //!   [`show`] to print a run in an assertion;
 //! - [`assert_contains`] to check a text and [`run_ok`] to run a tool, each showing what
@@ -18,9 +18,9 @@ mod cluster;
 mod fixtures;
 pub mod kinds;
 mod krt;
-mod kubelet;
 mod proxy;
 mod real;
+mod standin;
 
 pub use assert::{assert_contains, run_ok};
 pub use cluster::{TestCluster, client_for};
@@ -29,5 +29,5 @@ pub use krt::{
     Run, cache_dir, krt, krt_at, krt_bin, krt_env, krt_in, krt_spawn, local_state, show, state_ids,
     temp_dir, workspace,
 };
-pub use kubelet::StandInKubelet;
 pub use real::{KUBECONFIG_VAR, real_tier};
+pub use standin::StandIn;

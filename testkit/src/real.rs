@@ -6,7 +6,7 @@
 //! each begins on the cluster as it was when the tier first ran on it: the objects there then
 //! are recorded in `<kubeconfig>.krt-baseline`, and before each test every other object is
 //! deleted (finalizers that hold one are cleared) and waited for. On a control plane without
-//! nodes, [`StandInKubelet`] serves the test's Pods. **Point the tier at a cluster
+//! nodes, [`StandIn`] serves the test's Pods, Ingresses and LoadBalancer Services. **Point the tier at a cluster
 //! made for it** (kind, k3d, minikube, a throwaway control plane), never at one whose objects
 //! matter.
 //!
@@ -19,11 +19,11 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::discovery::{ApiCapabilities, ApiResource, Discovery, Scope, verbs};
+use kube::discovery::ApiResource;
 use serde_json::json;
 
-use crate::kubelet::StandInKubelet;
 use crate::proxy::Proxy;
+use crate::standin::StandIn;
 
 /// The variable naming the real tier's kubeconfig.
 pub const KUBECONFIG_VAR: &str = "KRT_E2E_KUBECONFIG";
@@ -41,12 +41,12 @@ pub fn real_tier() -> bool {
     kubeconfig().is_some()
 }
 
-/// One test's turn on the real cluster: the proxy its clients go through and the stand-in
-/// kubelet. The next test's turn starts when it is dropped.
+/// One test's turn on the real cluster: the proxy its clients go through and the stand-in, if
+/// any. The next test's turn starts when it is dropped.
 pub(crate) struct Turn {
     pub(crate) proxy: Proxy,
-    /// The stand-in kubelet, on a control plane that has no node of its own.
-    pub(crate) kubelet: Option<StandInKubelet>,
+    /// The stand-in, on a control plane that has no node of its own.
+    pub(crate) stand_in: Option<StandIn>,
     /// The lock on `<kubeconfig>.krt-lock`: one test at a time, across test processes too.
     _turn: std::fs::File,
 }
@@ -78,11 +78,11 @@ pub(crate) async fn turn(path: &Path) -> Turn {
     let nodeless = kubelets
         .items
         .iter()
-        .all(|n| n.metadata.name.as_deref() == Some(krt_sim::kubelet::NODE));
+        .all(|n| n.metadata.name.as_deref() == Some(krt_sim::node::NODE));
     Turn {
         proxy: Proxy::start(admin.clone(), bare).await,
-        kubelet: match nodeless {
-            true => Some(StandInKubelet::start(admin).await),
+        stand_in: match nodeless {
+            true => Some(StandIn::start(admin).await),
             false => None,
         },
         _turn: turn,
@@ -100,27 +100,57 @@ async fn config(path: &Path) -> kube::Config {
     config
 }
 
-/// Every resource that can be listed and deleted, in its preferred version.
-async fn resources(client: &kube::Client) -> Vec<(ApiResource, ApiCapabilities)> {
-    let discovery = Discovery::new(client.clone())
-        .run()
-        .await
-        .expect("discovery of the real cluster");
-    discovery
-        .groups()
-        .flat_map(|group| group.recommended_resources())
-        .filter(|(_, caps)| caps.supports_operation(verbs::LIST))
-        .filter(|(_, caps)| caps.supports_operation(verbs::DELETE))
-        .collect()
+/// Every resource that can be listed and deleted, in its group's preferred version, with
+/// whether it is namespaced. A group whose discovery fails (an aggregated API whose service is
+/// gone answers 503) is passed over: what is left of it is its APIService.
+async fn resources(client: &kube::Client) -> Vec<(ApiResource, bool)> {
+    let mut versions = vec!["v1".to_owned()];
+    if let Ok(groups) = client.list_api_groups().await {
+        versions.extend(
+            groups
+                .groups
+                .into_iter()
+                .filter_map(|g| g.preferred_version.map(|v| v.group_version)),
+        );
+    }
+    let mut all = Vec::new();
+    for group_version in versions {
+        let listed = match group_version.as_str() {
+            "v1" => client.list_core_api_resources("v1").await,
+            gv => client.list_api_group_resources(gv).await,
+        };
+        let Ok(listed) = listed else {
+            continue;
+        };
+        let gv: kube::core::GroupVersion = group_version.parse().expect("a group version");
+        all.extend(
+            listed
+                .resources
+                .iter()
+                .filter(|r| !r.name.contains('/'))
+                .filter(|r| {
+                    ["list", "delete"]
+                        .iter()
+                        .all(|v| r.verbs.iter().any(|x| x == v))
+                })
+                .map(|r| {
+                    (
+                        ApiResource::from_gvk_with_plural(&gv.clone().with_kind(&r.kind), &r.name),
+                        r.namespaced,
+                    )
+                }),
+        );
+    }
+    all
 }
 
 /// The uid of every object there, per `(apiVersion, kind)`.
 async fn objects(
     client: &kube::Client,
-    resources: &[(ApiResource, ApiCapabilities)],
-) -> Vec<(ApiResource, ApiCapabilities, DynamicObject)> {
+    resources: &[(ApiResource, bool)],
+) -> Vec<(ApiResource, bool, DynamicObject)> {
     let mut all = Vec::new();
-    for (resource, caps) in resources {
+    for (resource, namespaced) in resources {
         let api: Api<DynamicObject> = Api::all_with(client.clone(), resource);
         let Ok(list) = api.list(&ListParams::default()).await else {
             continue;
@@ -128,7 +158,7 @@ async fn objects(
         all.extend(
             list.items
                 .into_iter()
-                .map(|o| (resource.clone(), caps.clone(), o)),
+                .map(|o| (resource.clone(), *namespaced, o)),
         );
     }
     all
@@ -199,10 +229,10 @@ async fn wipe(client: &kube::Client, baseline: &BTreeSet<String>) {
                 names.join(", ")
             );
         }
-        for (resource, caps, object) in &left {
+        for (resource, namespaced, object) in &left {
             let name = object.metadata.name.as_deref().unwrap_or_default();
-            let api: Api<DynamicObject> = match (&caps.scope, &object.metadata.namespace) {
-                (Scope::Namespaced, Some(ns)) => Api::namespaced_with(client.clone(), ns, resource),
+            let api: Api<DynamicObject> = match (namespaced, &object.metadata.namespace) {
+                (true, Some(ns)) => Api::namespaced_with(client.clone(), ns, resource),
                 _ => Api::all_with(client.clone(), resource),
             };
             let lingering = object.metadata.deletion_timestamp.is_some();

@@ -5,11 +5,8 @@
 use serde_json::{Value, json};
 
 use super::workloads::{objects, save};
-use crate::meta;
 use crate::store::{Key, State};
-
-/// The address the simulated ingress controller serves every Ingress on.
-const INGRESS_IP: &str = "172.18.255.201";
+use crate::{meta, node};
 
 /// The label tying an EndpointSlice to its Service.
 const SERVICE_NAME: &str = "kubernetes.io/service-name";
@@ -35,13 +32,8 @@ fn each(
 /// One pass of each controller whose inputs changed since its last one.
 pub fn reconcile(state: &mut State) {
     each(state, "load-balancers", ("", "services"), |svc| {
-        let lb = svc["spec"]["type"] == "LoadBalancer";
         let mut next = svc.clone();
-        next["status"] = if lb {
-            json!({"loadBalancer": {"ingress": [{"ip": "172.18.255.200", "ipMode": "VIP"}]}})
-        } else {
-            json!({"loadBalancer": {}})
-        };
+        next["status"] = node::service_status(svc);
         Some(next)
     });
     each(
@@ -50,7 +42,7 @@ pub fn reconcile(state: &mut State) {
         ("networking.k8s.io", "ingresses"),
         |ingress| {
             let mut next = ingress.clone();
-            next["status"] = json!({"loadBalancer": {"ingress": [{"ip": INGRESS_IP}]}});
+            next["status"] = node::ingress_status();
             Some(next)
         },
     );
@@ -207,7 +199,7 @@ mod tests {
         let web = state.get(&ingress).unwrap().clone();
         assert_eq!(
             web["status"]["loadBalancer"]["ingress"],
-            json!([{"ip": INGRESS_IP}])
+            json!([{"ip": node::INGRESS_IP}])
         );
         reconcile(&mut state);
         assert_eq!(

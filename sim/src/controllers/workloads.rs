@@ -15,7 +15,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use serde_json::{Value, json};
 
 use crate::events::{self, Type};
-use crate::kubelet;
+use crate::node;
 use crate::store::{Key, State};
 use crate::{defaults, meta};
 
@@ -338,7 +338,7 @@ fn deployment(state: &mut State, k: &Key, d: &Value) {
     let want = want as u64;
     let available = ready >= want;
     let complete = available && updated == want && old_remaining == 0;
-    let progressing = match kubelet::fail_mode(d) {
+    let progressing = match node::fail_mode(d) {
         Some("progress-deadline") if !complete => condition(
             "Progressing",
             false,
@@ -533,14 +533,14 @@ fn pod(state: &mut State, k: &Key, pod: &Value) {
         if !matches!(phase, "" | "Pending") {
             return;
         }
-        let mut status = json!({"phase": "Pending", "conditions": [kubelet::pod_condition("PodScheduled", true, "")]});
+        let mut status = json!({"phase": "Pending", "conditions": [node::pod_condition("PodScheduled", true, "")]});
         status["qosClass"] = match &pod["status"]["qosClass"] {
             Value::Null => json!("BestEffort"),
             class => class.clone(),
         };
         status
     } else {
-        match kubelet::pod_status(pod) {
+        match node::pod_status(pod) {
             Some(status) => status,
             None => return,
         }
@@ -548,13 +548,13 @@ fn pod(state: &mut State, k: &Key, pod: &Value) {
     let mut next = pod.clone();
     next["status"] = status;
     if unscheduled && next["spec"].is_object() {
-        next["spec"]["nodeName"] = json!(kubelet::NODE);
+        next["spec"]["nodeName"] = json!(node::NODE);
     }
     save(state, k, next);
     if unscheduled {
         events::record_scheduled(state, pod);
     } else {
-        kubelet_events(state, pod, kubelet::fail_mode(pod));
+        kubelet_events(state, pod, node::fail_mode(pod));
     }
 }
 
@@ -619,7 +619,7 @@ fn kubelet_events(state: &mut State, pod: &Value, fail: Option<&str>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kubelet::FAIL_ANNOTATION;
+    use crate::node::FAIL_ANNOTATION;
     use crate::store::Store;
 
     fn deployment(fail: Option<&str>) -> Value {

@@ -631,12 +631,17 @@ mod tests {
 
     #[test]
     fn jobs_get_a_generated_selector_and_network_policies_their_types() {
-        let j = defaulted(
+        let mut j = defaulted(
             "Job",
             json!({"metadata": {"name": "pi", "uid": "u1"},
             "spec": {"parallelism": 2, "template": {"spec": {"containers": [{"name": "a"}]}}}}),
         );
         assert!(j["spec"]["completions"].is_null());
+        assert!(
+            j["spec"]["selector"].is_null(),
+            "the selector is generated at admission, after the field manager"
+        );
+        admit(&rt("Job"), &mut j, None, &Store::new(10).lock());
         assert_eq!(
             j["spec"]["selector"]["matchLabels"]["batch.kubernetes.io/controller-uid"],
             "u1"

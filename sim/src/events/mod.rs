@@ -9,8 +9,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
-use crate::kubelet::NODE;
 use crate::meta;
+use crate::node::NODE;
 use crate::store::{Key, State};
 
 /// How many Events the cluster keeps: past this, recording one removes the least recently seen,

@@ -212,6 +212,27 @@ fn custom_resource_definition(object: &Value, errors: &mut Errors) {
     }
 }
 
+/// An Event without an `eventTime` (a core v1 one) is in the namespace of the object it is
+/// about, or in `default` when that object has none (`legacyValidateEvent`).
+fn event_namespace(object: &Value, errors: &mut Errors) {
+    if !object["eventTime"].is_null() {
+        return;
+    }
+    let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
+    let involved = &object["involvedObject"]["namespace"];
+    let matches = match involved.as_str().unwrap_or_default() {
+        "" => matches!(namespace, "" | "default"),
+        theirs => theirs == namespace,
+    };
+    if !matches {
+        errors.invalid(
+            "involvedObject.namespace",
+            involved,
+            "does not match event.namespace",
+        );
+    }
+}
+
 /// An APIService is named for what it serves: `<version>.<group>`, or `<version>` for the
 /// core group.
 fn api_service_name(object: &Value, errors: &mut Errors) {
@@ -233,6 +254,7 @@ fn api_service_name(object: &Value, errors: &mut Errors) {
 /// Checks `object` of `kind` (already defaulted) and, on updates, its change from `live`.
 pub fn check(kind: &str, object: &Value, live: Option<&Value>, errors: &mut Errors) {
     match kind {
+        "Event" => event_namespace(object, errors),
         "ConfigMap" => {
             data_keys(object, &["data", "binaryData"], errors);
             let size: usize = ["data", "binaryData"]

@@ -22,18 +22,17 @@ fn subject<'a>(rt: &'a ResourceType, name: &'a str) -> Subject<'a> {
     }
 }
 
-/// The name format a kind's objects must have: an RFC 1123 label for Namespaces, an RFC 1035
-/// label for Services, an IP address for IPAddresses, only a path segment for RBAC's kinds,
-/// PodDisruptionBudgets and core Events (whose validation never checked more), an RFC 1123
+/// The name format a kind's objects must have: an RFC 1123 label for Namespaces, Services
+/// (kube-apiserver 1.36 relaxed them from RFC 1035) and StatefulSets (their Pods' hostnames), an
+/// IP address for IPAddresses, only a path segment for RBAC's kinds, PodDisruptionBudgets,
+/// CertificateSigningRequests and core Events (whose validation never checked more), an RFC 1123
 /// subdomain otherwise (custom resources and most kinds).
 fn name_problems(rt: &ResourceType, name: &str) -> Vec<String> {
     match (rt.custom, rt.group.as_str(), rt.kind.as_str()) {
-        (false, _, "Namespace") => rules::dns1123_label(name),
-        (false, _, "Service") => rules::dns1035_label(name),
+        (false, _, "Namespace" | "Service" | "StatefulSet") => rules::dns1123_label(name),
         (false, _, "IPAddress") => rules::ip_address(name),
-        (false, "rbac.authorization.k8s.io" | "policy", _) | (false, "", "Event") => {
-            rules::path_segment(name)
-        }
+        (false, "rbac.authorization.k8s.io" | "policy" | "certificates.k8s.io", _)
+        | (false, "", "Event") => rules::path_segment(name),
         _ => rules::dns1123_subdomain(name),
     }
 }
@@ -170,7 +169,11 @@ mod tests {
         assert_eq!(check(&rt("Deployment"), None, &d).unwrap_err().code, 422);
         assert!(check_name(&rt("ConfigMap"), "Bad_Name").is_err());
         assert!(check_name(&rt("ConfigMap"), "ok.name-1").is_ok());
-        assert!(check_name(&rt("Service"), "1web").is_err());
+        assert!(
+            check_name(&rt("Service"), "1web").is_ok(),
+            "RelaxedServiceNameValidation (beta, on by default in 1.36): an RFC 1123 label"
+        );
+        assert!(check_name(&rt("Service"), "web.1").is_err());
         assert!(check_name(&rt("Namespace"), "a.b").is_err());
     }
 

@@ -205,7 +205,17 @@ async fn rollout_wait_diff_and_watch() {
         "demo",
         "--timeout=20s",
     ]);
-    assert_eq!(rollout, "deployment \"web\" successfully rolled out\n");
+    let (waiting, done) = rollout
+        .trim_end()
+        .rsplit_once('\n')
+        .unwrap_or(("", rollout.trim_end()));
+    assert_eq!(done, "deployment \"web\" successfully rolled out");
+    assert!(
+        waiting
+            .lines()
+            .all(|l| l.starts_with("Waiting for deployment \"web\" rollout to finish: ")),
+        "only progress lines come before the end of the rollout: {rollout}"
+    );
     let waited = k.ok(&[
         "wait",
         "--for=condition=Available",

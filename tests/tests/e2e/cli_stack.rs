@@ -365,7 +365,11 @@ resources:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_deployment_is_reported_and_its_dependents_skipped() {
-    let cluster = TestCluster::start().await;
+    let cluster = TestCluster::simulated(
+        Default::default(),
+        "its Deployment fails by krt-sim's progress-deadline annotation",
+    )
+    .await;
     let dir = temp_dir("failing");
     let run = krt(
         dir.path(),

@@ -426,7 +426,8 @@ async fn a_state_secret_copied_to_another_cluster_is_refused() {
     let metadata = secret["metadata"].as_object_mut().unwrap();
     metadata.retain(|k, _| matches!(k.as_str(), "name" | "namespace" | "labels"));
 
-    let copy = TestCluster::start().await;
+    let copy =
+        TestCluster::simulated(Default::default(), "a second cluster beside the first").await;
     copy.create("secrets", secret).await;
     someone_creates(&copy, "a", json!({"krt.dev/stack": "web"})).await;
     let destroy = krt(

@@ -1,6 +1,8 @@
-//! What the kubelet of krt-sim's one node reports for a Pod bound to it. krt-sim's controllers
-//! write it into the store; krt-testkit's stand-in kubelet writes it through the API of a control
-//! plane that has no kubelet, so that rollouts finish there too.
+//! What krt-sim's one node and the infrastructure around it report: the kubelet's status of a Pod
+//! bound to the node, the ingress controller's address of an Ingress, the load balancer's of a
+//! LoadBalancer Service. krt-sim's controllers write them into the store; krt-testkit's stand-in
+//! writes them through the API of a control plane that has none of these, so that rollouts and
+//! health waits finish there too.
 //!
 //! Failures on request, by the annotation [`FAIL_ANNOTATION`] on the Pod (or on the template
 //! its owner copies it from):
@@ -14,6 +16,26 @@ use crate::meta;
 
 /// The node every simulated Pod runs on.
 pub const NODE: &str = "krt-sim-node";
+
+/// The address the ingress controller serves every Ingress on, whatever its class.
+pub const INGRESS_IP: &str = "172.18.255.201";
+
+/// The address the load balancer gives every LoadBalancer Service.
+pub const LOAD_BALANCER_IP: &str = "172.18.255.200";
+
+/// The `status` of an Ingress once the ingress controller serves it.
+pub fn ingress_status() -> Value {
+    json!({"loadBalancer": {"ingress": [{"ip": INGRESS_IP}]}})
+}
+
+/// The `status` of Service `service`: an address when it is a LoadBalancer, none otherwise.
+pub fn service_status(service: &Value) -> Value {
+    if service["spec"]["type"] == "LoadBalancer" {
+        json!({"loadBalancer": {"ingress": [{"ip": LOAD_BALANCER_IP, "ipMode": "VIP"}]}})
+    } else {
+        json!({"loadBalancer": {}})
+    }
+}
 
 /// The failure-injection annotation (also read on workload objects; see the controllers).
 pub const FAIL_ANNOTATION: &str = "sim.krt.dev/fail";

@@ -1,19 +1,23 @@
-//! A stand-in kubelet for a real control plane that has none (kube-apiserver and
-//! kube-controller-manager alone): it registers krt-sim's node, keeps its Lease renewed, binds
-//! every Pod that is not bound to it (the scheduler's part) and reports each bound Pod's status
-//! as krt-sim's simulated kubelet does ([`krt_sim::kubelet::pod_status`]), so that rollouts,
-//! Jobs and health waits finish there as they do on krt-sim.
+//! A stand-in for what a bare control plane (kube-apiserver and kube-controller-manager alone)
+//! lacks: a node with its kubelet and scheduler, an ingress controller and a load balancer. It
+//! registers krt-sim's node and keeps its Lease renewed, binds every Pod that is not bound to it,
+//! reports each bound Pod's status as krt-sim's simulated kubelet does
+//! ([`krt_sim::node::pod_status`]), ends graceful deletions, and gives Ingresses and
+//! LoadBalancer Services krt-sim's addresses ([`krt_sim::node::ingress_status`],
+//! [`krt_sim::node::service_status`]), so that rollouts, Jobs and health waits finish there as
+//! they do on krt-sim.
 //!
-//! Use it for a control plane without nodes only: on kind, k3d or minikube the real kubelet and
-//! scheduler do this.
+//! Use it for a control plane without nodes only: on kind, k3d or minikube the real kubelet,
+//! scheduler and controllers do this.
 
 use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Node, Pod, Service};
+use k8s_openapi::api::networking::v1::Ingress;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, Time};
-use krt_sim::kubelet::{NODE, pod_status};
+use krt_sim::node::{NODE, ingress_status, pod_status, service_status};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::runtime::watcher;
 use serde_json::{Value, json};
@@ -21,21 +25,22 @@ use serde_json::{Value, json};
 /// How often the node's Lease is renewed (the kubelet's default).
 const RENEW: Duration = Duration::from_secs(10);
 
-/// A running stand-in kubelet; it stops when dropped.
-pub struct StandInKubelet {
+/// A running stand-in; it stops when dropped.
+pub struct StandIn {
     task: tokio::task::JoinHandle<()>,
 }
 
-impl StandInKubelet {
-    /// Registers the node through `client` (the cluster's admin) and starts serving its Pods.
-    pub async fn start(client: kube::Client) -> StandInKubelet {
+impl StandIn {
+    /// Registers the node through `client` (the cluster's admin) and starts serving its Pods,
+    /// Ingresses and LoadBalancer Services.
+    pub async fn start(client: kube::Client) -> StandIn {
         register(&client).await;
         let task = tokio::spawn(run(client));
-        StandInKubelet { task }
+        StandIn { task }
     }
 }
 
-impl Drop for StandInKubelet {
+impl Drop for StandIn {
     fn drop(&mut self) {
         self.task.abort();
     }
@@ -78,25 +83,79 @@ async fn renew(client: &kube::Client) {
         "spec": {"holderIdentity": NODE, "leaseDurationSeconds": 40, "renewTime": renewed}});
     let params = PatchParams::apply("krt-testkit-kubelet").force();
     if let Err(e) = leases.patch(NODE, &params, &Patch::Apply(&lease)).await {
-        eprintln!("krt-testkit's stand-in kubelet could not renew its Lease: {e}");
+        eprintln!("krt-testkit's stand-in could not renew its Lease: {e}");
     }
 }
 
 async fn run(client: kube::Client) {
     let pods: Api<Pod> = Api::all(client.clone());
-    let mut events = watcher(pods, watcher::Config::default()).boxed();
+    let mut pods = watcher(pods, watcher::Config::default()).boxed();
+    let ingresses: Api<Ingress> = Api::all(client.clone());
+    let mut ingresses = watcher(ingresses, watcher::Config::default()).boxed();
+    let services: Api<Service> = Api::all(client.clone());
+    let mut services = watcher(services, watcher::Config::default()).boxed();
     let mut heartbeat = tokio::time::interval(RENEW);
     loop {
         tokio::select! {
             _ = heartbeat.tick() => renew(&client).await,
-            event = events.next() => match event {
+            event = pods.next() => match event {
                 Some(Ok(watcher::Event::Apply(pod) | watcher::Event::InitApply(pod))) => {
                     serve(&client, pod).await;
                 }
                 Some(_) => {}
                 None => return,
             },
+            event = ingresses.next() => match event {
+                Some(Ok(watcher::Event::Apply(ingress) | watcher::Event::InitApply(ingress))) => {
+                    let address = ingress_status();
+                    address_once(&client, ingress, &address).await;
+                }
+                Some(_) => {}
+                None => return,
+            },
+            event = services.next() => match event {
+                Some(Ok(watcher::Event::Apply(service) | watcher::Event::InitApply(service))) => {
+                    let value = serde_json::to_value(&service).expect("a Service serializes");
+                    if value["spec"]["type"] == "LoadBalancer" {
+                        address_once(&client, service, &service_status(&value)).await;
+                    }
+                }
+                Some(_) => {}
+                None => return,
+            },
         }
+    }
+}
+
+/// Sets `object`'s status to `status` unless it already has its load balancer address.
+async fn address_once<K>(client: &kube::Client, object: K, status: &Value)
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>
+        + serde::Serialize
+        + serde::de::DeserializeOwned
+        + Clone
+        + std::fmt::Debug,
+    K::DynamicType: Default,
+{
+    let value = serde_json::to_value(&object).expect("serializes");
+    if value["metadata"]["deletionTimestamp"].is_string()
+        || value["status"]["loadBalancer"]["ingress"].is_array()
+    {
+        return;
+    }
+    let (Some(namespace), Some(name)) = (
+        value["metadata"]["namespace"].as_str(),
+        value["metadata"]["name"].as_str(),
+    ) else {
+        return;
+    };
+    let api: Api<K> = Api::namespaced(client.clone(), namespace);
+    let patch = json!({ "status": status });
+    if let Err(e) = api
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        eprintln!("krt-testkit's stand-in could not address {namespace}/{name}: {e}");
     }
 }
 
@@ -151,6 +210,6 @@ async fn serve(client: &kube::Client, pod: Pod) {
         return;
     };
     if let Err(e) = result {
-        eprintln!("krt-testkit's stand-in kubelet could not serve Pod {namespace}/{name}: {e}");
+        eprintln!("krt-testkit's stand-in could not serve Pod {namespace}/{name}: {e}");
     }
 }
