@@ -18,12 +18,11 @@ use crate::sources::{self, Chain, InputError};
 use crate::status::StatusWriter;
 use crate::tenancy::Tenancy;
 use krt_host::{ComponentRuntime, KubeCluster};
-use krt_stack::model::{
-    ApplyMode as RuntimeMode, ApplyOptions, DeleteRequest, ReadOptions, WatchRequest,
-};
+use krt_stack::model::{ApplyMode as RuntimeMode, ApplyOptions, ReadOptions, WatchRequest};
 use krt_stack::ownership::NOT_OURS;
 use krt_stack::{
     ApplySettings, DestroySettings, Outcome, Owner, Ran, Run, StateError, TracingSink, WaitFor,
+    cascading_delete,
 };
 use kube::api::Api;
 use kube::runtime::controller::Action;
@@ -400,10 +399,7 @@ fn settings(stack: &Stack, ctx: &Context, timeout: Duration) -> ApplySettings {
         // Every resource is waited for until healthy before its dependents
         // are written, as `krt apply` does.
         wait_for: WaitFor::All,
-        delete: DeleteRequest {
-            default_namespace: namespace,
-            ..DeleteRequest::default()
-        },
+        delete: cascading_delete(namespace),
         prune: stack.spec.prune,
         owner: owner(stack),
         force_delete_unowned: false,
@@ -707,10 +703,7 @@ async fn cleanup(stack: &Stack, ctx: &Context, entered: &Entered) -> Result<Acti
     // not own are left alone.
     let wait = durations(stack).map_or(MAX_TIMEOUT, |(_, timeout)| timeout);
     let settings = DestroySettings {
-        request: DeleteRequest {
-            default_namespace: Some(namespace.to_owned()),
-            ..DeleteRequest::default()
-        },
+        request: cascading_delete(Some(namespace.to_owned())),
         wait: Some(wait),
         concurrency: ctx.resource_concurrency,
         owner: owner(stack),

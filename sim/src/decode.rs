@@ -104,6 +104,32 @@ impl Decoding {
         }
     }
 
+    /// Adds a warning of the request's own (sent with the decoding's).
+    pub fn warn(&self, warning: &str) {
+        self.warnings.borrow_mut().push(warning.to_owned());
+    }
+
+    /// Reports the fields of the custom resource `object` of `rt` that its CRD's schema does
+    /// not declare (`unknown`), as the decoder of a built-in kind reports its unknown fields:
+    /// the write fails under `Strict`, they are named in warnings under `Warn`; they are
+    /// dropped, as pruning would.
+    ///
+    /// # Errors
+    /// 400 under `Strict`; 422 for a bad `fieldValidation` value.
+    pub fn custom_unknown(
+        &self,
+        rt: &ResourceType,
+        object: &mut Value,
+        source: Source,
+        unknown: Vec<Vec<Step>>,
+    ) -> Result<(), ApiError> {
+        let validation = FieldValidation::parse(self.field_validation.as_deref(), source)?;
+        let decoder = Decoder::custom(rt);
+        let warnings = decoder.report_unknown(object, source, validation, unknown)?;
+        self.warnings.borrow_mut().extend(warnings);
+        Ok(())
+    }
+
     /// Decodes `object` (see [`decode`]), keeping its warnings.
     ///
     /// # Errors
@@ -156,13 +182,7 @@ pub fn decode(
 ) -> Result<Vec<String>, ApiError> {
     let validation = FieldValidation::parse(field_validation, source)?;
     let decoder = if rt.custom {
-        Decoder {
-            rt,
-            typed: &kinds::OBJECT_META,
-            at: vec![Step::Key("metadata".into())],
-            kind: &rt.kind,
-            version: &rt.version,
-        }
+        Decoder::custom(rt)
     } else {
         let Some(typed) = kinds::find(&rt.group, &rt.version, &rt.kind) else {
             return Ok(Vec::new());
@@ -241,6 +261,17 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// A decoder of a custom resource of `rt`: its `metadata`, whose type is known.
+    fn custom(rt: &'a ResourceType) -> Self {
+        Decoder {
+            rt,
+            typed: &kinds::OBJECT_META,
+            at: vec![Step::Key("metadata".into())],
+            kind: &rt.kind,
+            version: &rt.version,
+        }
+    }
+
     fn run(
         &self,
         object: &mut Value,
@@ -286,6 +317,18 @@ impl<'a> Decoder<'a> {
                 }
             });
         }
+        self.report_unknown(object, source, validation, unknown)
+    }
+
+    /// What `fieldValidation` makes of the `unknown` fields of `object`: an error, warnings, or
+    /// nothing; the fields are removed.
+    fn report_unknown(
+        &self,
+        object: &mut Value,
+        source: Source,
+        validation: FieldValidation,
+        unknown: Vec<Vec<Step>>,
+    ) -> Result<Vec<String>, ApiError> {
         if unknown.is_empty() {
             return Ok(Vec::new());
         }

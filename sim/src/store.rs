@@ -142,6 +142,7 @@ impl State {
     pub fn put(&mut self, key: Key, mut object: Value) -> Value {
         self.rv += 1;
         object["metadata"]["resourceVersion"] = Value::String(self.rv.to_string());
+        in_field_order(&mut object["metadata"]);
         let previous = self.objects.insert(key.clone(), object.clone());
         self.index
             .update(self.rv, &key, previous.as_ref(), Some(&object));
@@ -325,6 +326,48 @@ impl State {
         self.history.clear();
         self.compacted = self.rv;
     }
+}
+
+/// ObjectMeta's fields in the order kube-apiserver's Go type encodes them.
+const OBJECT_META_ORDER: &[&str] = &[
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+/// Puts `metadata`'s fields in the order kube-apiserver answers them (what a client that keeps
+/// the order, like a YAML diff, shows): ObjectMeta's fields in the order of its Go type (ones it
+/// does not have last), and the keys of its labels and annotations sorted, as Go encodes a map.
+fn in_field_order(metadata: &mut Value) {
+    let Some(fields) = metadata.as_object_mut() else {
+        return;
+    };
+    for map in ["labels", "annotations"] {
+        if let Some(entries) = fields.get_mut(map).and_then(Value::as_object_mut) {
+            entries.sort_keys();
+        }
+    }
+    let position = |k: &str| {
+        OBJECT_META_ORDER
+            .iter()
+            .position(|f| *f == k)
+            .unwrap_or(OBJECT_META_ORDER.len())
+    };
+    let mut sorted: Vec<(String, Value)> = std::mem::take(fields).into_iter().collect();
+    sorted.sort_by_key(|(k, _)| position(k));
+    fields.extend(sorted);
 }
 
 #[cfg(test)]

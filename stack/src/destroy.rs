@@ -13,11 +13,23 @@ use crate::runtime::Runtime;
 use crate::state::Recorder;
 use crate::walk;
 use krt_guest::model::{
-    Action, DeleteRequest, Health, HealthState, ReadOptions, Resource, Status, StatusCode,
+    Action, DeleteRequest, Health, HealthState, PropagationPolicy, ReadOptions, Resource, Status,
+    StatusCode,
 };
 use krt_guest::runtime::{ALREADY_GONE, UID_MISMATCH};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
+
+/// The delete request of krt's destroy and prune: dependents are deleted in the background, as
+/// `kubectl delete` asks. Without a policy the server's default applies, and for a batch/v1 Job
+/// or a core v1 ReplicationController that default orphans their Pods.
+pub fn cascading_delete(default_namespace: Option<String>) -> DeleteRequest {
+    DeleteRequest {
+        default_namespace,
+        propagation_policy: Some(PropagationPolicy::Background),
+        ..DeleteRequest::default()
+    }
+}
 
 /// How a delete walk deletes.
 #[derive(Debug, Clone)]

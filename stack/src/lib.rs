@@ -36,7 +36,7 @@ pub mod walk;
 pub mod watch;
 
 pub use apply::{Applied, ApplySettings, NOT_ATTEMPTED, RunError, apply, plan_and_apply};
-pub use destroy::{DestroySettings, destroy};
+pub use destroy::{DestroySettings, cascading_delete, destroy};
 pub use drift::{drift, drift_of};
 pub use events::{Event, EventSink, Phase, TracingSink};
 pub use graph::{Stack, StackError, Targets, targets};

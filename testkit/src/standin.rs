@@ -1,7 +1,8 @@
 //! A stand-in for what a bare control plane (kube-apiserver and kube-controller-manager alone)
 //! lacks: a node with its kubelet and scheduler, an ingress controller and a load balancer. It
-//! registers krt-sim's node and keeps its Lease renewed, binds every Pod that is not bound to it,
-//! reports each bound Pod's status as krt-sim's simulated kubelet does
+//! registers krt-sim's node and keeps its Lease renewed, binds every Pod that is not bound (to
+//! the node its required affinity names, else to krt-sim's), acts as the kubelet of every node
+//! (none has one of its own): reports each bound Pod's status as krt-sim's simulated kubelet does
 //! ([`krt_sim::node::pod_status`]), ends graceful deletions, and gives Ingresses and
 //! LoadBalancer Services krt-sim's addresses ([`krt_sim::node::ingress_status`],
 //! [`krt_sim::node::service_status`]), so that rollouts, Jobs and health waits finish there as
@@ -159,7 +160,23 @@ where
     }
 }
 
-/// Binds `pod` to the node, reports its next status, or, once it is being deleted, confirms
+/// The node a Pod is bound to: the one its required node affinity names by name (a
+/// DaemonSet's Pod for each node), else the stand-in's own.
+fn node_for(pod: &Value) -> String {
+    let terms = &pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        ["nodeSelectorTerms"];
+    terms
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|term| term["matchFields"].as_array().into_iter().flatten())
+        .find(|field| field["key"] == "metadata.name" && field["operator"] == "In")
+        .and_then(|field| field["values"][0].as_str())
+        .unwrap_or(NODE)
+        .to_owned()
+}
+
+/// Binds `pod` to its node, reports its next status, or, once it is being deleted, confirms
 /// that its containers stopped by deleting it for good (grace period 0), as a kubelet does.
 async fn serve(client: &kube::Client, pod: Pod) {
     let (Some(namespace), Some(name)) = (pod.metadata.namespace.clone(), pod.metadata.name.clone())
@@ -173,7 +190,7 @@ async fn serve(client: &kube::Client, pod: Pod) {
         .as_str()
         .is_some_and(|n| !n.is_empty());
     let result = if deleting {
-        if pod["spec"]["nodeName"] != NODE {
+        if !bound {
             return;
         }
         let uid = pod["metadata"]["uid"].as_str().map(str::to_owned);
@@ -192,12 +209,10 @@ async fn serve(client: &kube::Client, pod: Pod) {
     } else if !bound {
         let binding = json!({"apiVersion": "v1", "kind": "Binding",
             "metadata": {"name": name, "namespace": namespace},
-            "target": {"apiVersion": "v1", "kind": "Node", "name": NODE}});
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node_for(&pod)}});
         api.create_subresource::<_, Value>("binding", &name, &PostParams::default(), &binding)
             .await
             .map(drop)
-    } else if pod["spec"]["nodeName"] != NODE {
-        return;
     } else if let Some(status) = pod_status(&pod) {
         api.patch_status(
             &name,

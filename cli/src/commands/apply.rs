@@ -8,10 +8,10 @@ use crate::output::Printer;
 use crate::progress::Progress;
 use crate::table::{counts, name_when_seen, seconds};
 use crate::{plan, session};
-use krt_guest::model::{ApplyOptions, DeleteRequest, WatchRequest};
+use krt_guest::model::{ApplyOptions, WatchRequest};
 use krt_stack::{
     ApplySettings, NOT_ATTEMPTED, Outcome, Owner, Plan, Report, ResourceReport, Run, Stack, State,
-    Verdict, WaitFor,
+    Verdict, WaitFor, cascading_delete,
 };
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -240,10 +240,7 @@ impl ApplyCommand {
                 default_namespace: global.namespace.clone(),
             }),
             wait_for: self.wait_for.clone(),
-            delete: DeleteRequest {
-                default_namespace: global.namespace.clone(),
-                ..DeleteRequest::default()
-            },
+            delete: cascading_delete(global.namespace.clone()),
             prune: true,
             // Session::run bound the state to the session's cluster.
             cluster: None,

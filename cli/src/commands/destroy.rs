@@ -8,9 +8,10 @@ use crate::plan::{self, Counts};
 use crate::progress::Progress;
 use crate::session;
 use crate::table::{counts, name_when_seen, seconds};
-use krt_guest::model::{DeleteRequest, HealthState, ReadOptions};
+use krt_guest::model::{HealthState, ReadOptions};
 use krt_stack::{
-    DestroySettings, Outcome, Owner, Report, ResourceReport, Run, Stack, Verdict, ownership,
+    DestroySettings, Outcome, Owner, Report, ResourceReport, Run, Stack, Verdict, cascading_delete,
+    ownership,
 };
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -174,10 +175,7 @@ impl DestroyCommand {
         let progress = Arc::new(Progress::new(printer, &ids));
         let runtime = session.runtime.clone().with_events(progress.clone());
         let settings = DestroySettings {
-            request: DeleteRequest {
-                default_namespace: global.namespace.clone(),
-                ..DeleteRequest::default()
-            },
+            request: cascading_delete(global.namespace.clone()),
             wait: self.wait.then_some(self.timeout),
             concurrency,
             owner,

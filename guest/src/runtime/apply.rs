@@ -84,6 +84,7 @@ pub fn apply_observed<C: Cluster, H: HostServices>(
                     observed: false,
                     read: false,
                     retries: 0,
+                    refreshes: 0,
                     note: None,
                 };
                 let outcome = applier.run(observation);
@@ -182,6 +183,8 @@ struct Applier<'a, C, H> {
     read: bool,
     /// Optimistic-concurrency retries so far.
     retries: u32,
+    /// Reads made again because a dry run answered from a newer object than `live`.
+    refreshes: u32,
     /// A note on the outcome (an update of the recorded configuration only).
     note: Option<Status>,
 }
@@ -192,7 +195,15 @@ enum Step {
     Done(Value, Action),
     /// Re-read and try again (an optimistic-concurrency conflict or a create race).
     Retry(ApiError),
+    /// Read again and compare again: the dry run answered from a newer object than the one
+    /// read (a controller wrote it in between, such as a Deployment's revision annotation), so
+    /// comparing the two would report the controller's change as ours.
+    Refresh,
 }
+
+/// Most reads made again for [`Step::Refresh`] in one apply; past them the comparison is made
+/// as it stands (an object some controller writes all the time).
+const MAX_REFRESHES: u32 = 3;
 
 impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
     fn field_manager(&self) -> String {
@@ -299,6 +310,10 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
                     let warning = warning.or_else(|| self.note.take());
                     return Ok((object, action, warning));
                 }
+                Step::Refresh => {
+                    self.refreshes += 1;
+                    self.get()?;
+                }
                 Step::Retry(_) if self.retries < MAX_CONFLICT_RETRIES => {
                     self.retries += 1;
                     self.progress(
@@ -366,6 +381,9 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
                 Err(e) => return self.write_failed(e),
             }
         };
+        if self.stale(&live, &predicted) {
+            return Ok(Step::Refresh);
+        }
         if let Some(step) = self.check_immutable(&live, &predicted)? {
             return Ok(step);
         }
@@ -439,6 +457,9 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
                 Err(e) => return self.write_failed(e),
             },
         };
+        if self.stale(&live, &predicted) {
+            return Ok(Step::Refresh);
+        }
         if let Some(step) = self.check_immutable(&live, &predicted)? {
             return Ok(step);
         }
@@ -657,6 +678,13 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
     }
 
     /// Whether the result equals live once both are normalized and ignore paths dropped.
+    /// Whether the server's dry run (`predicted`) answered from a newer object than `live`,
+    /// and another read is still allowed.
+    fn stale(&self, live: &Value, predicted: &Value) -> bool {
+        let version = |o: &Value| o.pointer("/metadata/resourceVersion").cloned();
+        self.refreshes < MAX_REFRESHES && version(live) != version(predicted)
+    }
+
     fn unchanged(&self, live: &Value, result: &Value) -> bool {
         crate::diff::diff(
             Some(&normalize::normalize_for_diff(live)),

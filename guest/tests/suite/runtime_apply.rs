@@ -119,6 +119,41 @@ fn server_side_creates_then_reports_unchanged_without_writing() {
 }
 
 #[test]
+fn a_controller_write_between_the_read_and_the_dry_run_is_not_reported_as_ours() {
+    let c = TestCluster::new();
+    let plan = web(2).resource();
+    let created = run(&c, None, Some(&plan), &ApplyOptions::default())
+        .resource
+        .unwrap();
+    // A controller writes the object after this apply read it and before its dry run: the
+    // dry run answers from the newer object, with the controller's annotation.
+    let mut newer = stored_web(&c);
+    newer["metadata"]["annotations"] = json!({"deployment.kubernetes.io/revision": "1"});
+    let version: u64 = newer["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    newer["metadata"]["resourceVersion"] = json!((version + 1).to_string());
+    c.answer_next_dry_run(newer);
+    c.clear_log();
+    let r = run(&c, Some(&created), Some(&plan), &ApplyOptions::default());
+    ok(&r);
+    assert_eq!(r.action, Action::Unchanged);
+    assert_eq!(r.retries, 0, "not an optimistic-concurrency conflict");
+    assert!(!c.wrote(), "{:?}", c.log());
+    let reads = c
+        .log()
+        .iter()
+        .filter(|r| matches!(r, Request::Get { .. }))
+        .count();
+    assert_eq!(
+        reads, 2,
+        "read again once the dry run showed a newer object"
+    );
+    assert_eq!(patches(&c).len(), 2, "a dry run against each read");
+}
+
+#[test]
 fn server_side_update_returns_the_server_object_and_live_before() {
     let c = TestCluster::new();
     run(&c, None, Some(&web(1).resource()), &ApplyOptions::default());

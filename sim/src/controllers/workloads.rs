@@ -42,6 +42,9 @@ pub fn save(state: &mut State, key: &Key, object: Value) {
     }
 }
 
+/// The annotation with a Deployment's revision, on the Deployment and on each of its ReplicaSets.
+const REVISION: &str = "deployment.kubernetes.io/revision";
+
 fn set_status(state: &mut State, key: &Key, object: &Value, status: Value) {
     let mut next = object.clone();
     next["status"] = status;
@@ -298,7 +301,7 @@ fn deployment(state: &mut State, k: &Key, d: &Value) {
     let revision = owned
         .iter()
         .filter_map(|(_, rs)| {
-            rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"]
+            rs["metadata"]["annotations"][REVISION]
                 .as_str()?
                 .parse::<u64>()
                 .ok()
@@ -311,8 +314,7 @@ fn deployment(state: &mut State, k: &Key, d: &Value) {
         .map(|(_, rs)| rs.clone());
     let rs = current.unwrap_or_else(|| {
         let mut rs = new_object("apps/v1", "ReplicaSet", ns, &rs_name, d);
-        rs["metadata"]["annotations"] =
-            json!({"deployment.kubernetes.io/revision": (revision + 1).to_string()});
+        rs["metadata"]["annotations"] = json!({REVISION: (revision + 1).to_string()});
         rs["metadata"]["labels"] = d["spec"]["template"]["metadata"]["labels"].clone();
         rs["metadata"]["labels"]["pod-template-hash"] = json!(hash);
         let mut template = d["spec"]["template"].clone();
@@ -373,13 +375,24 @@ fn deployment(state: &mut State, k: &Key, d: &Value) {
             "Deployment does not have minimum availability.",
         )
     };
+    // The Deployment carries the revision of its current ReplicaSet, as the Deployment
+    // controller writes it (`SetDeploymentRevision`, through the status subresource: no new
+    // generation).
+    let mut d = d.clone();
+    let revision = &rs["metadata"]["annotations"][REVISION];
+    if d["metadata"]["annotations"][REVISION] != *revision && revision.is_string() {
+        if !d["metadata"]["annotations"].is_object() {
+            d["metadata"]["annotations"] = json!({});
+        }
+        d["metadata"]["annotations"][REVISION] = revision.clone();
+    }
     let mut status = json!({"observedGeneration": d["metadata"]["generation"], "replicas": total,
         "updatedReplicas": updated, "readyReplicas": ready, "availableReplicas": ready,
-        "conditions": [keep_times(d, available_condition), keep_times(d, progressing)]});
+        "conditions": [keep_times(&d, available_condition), keep_times(&d, progressing)]});
     if total > ready {
         status["unavailableReplicas"] = json!(total - ready);
     }
-    set_status(state, k, d, status);
+    set_status(state, k, &d, status);
 }
 
 /// Sets the ReplicaSet `rs` of Deployment `d` to `to` replicas, recording the Deployment

@@ -7,6 +7,7 @@ mod structural;
 
 use serde_json::Value;
 
+use crate::kinds::Step;
 use crate::registry::ResourceType;
 use crate::status::{ApiError, Subject};
 use crate::store::{Key, State};
@@ -46,6 +47,14 @@ pub fn prune(state: &State, rt: &ResourceType, config: &mut Value) {
         Node(&schema).prune_and_default(&mut defaulted, true);
         prune_like(config, &defaulted);
     }
+}
+
+/// The fields of the custom resource `object` of `rt` its CRD's schema does not declare (none
+/// without a schema).
+pub fn unknown_fields(state: &State, rt: &ResourceType, object: &Value) -> Vec<Vec<Step>> {
+    schema_of(state, rt).map_or_else(Vec::new, |schema| {
+        Node(&schema).unknown_fields(object, true)
+    })
 }
 
 /// Keeps in `config` only what `pruned` (its pruned and defaulted copy) kept.

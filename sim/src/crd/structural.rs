@@ -5,6 +5,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusCause;
 use serde_json::Value;
 
+use crate::kinds::Step;
 use crate::status::cause;
 
 /// A schema node.
@@ -118,6 +119,51 @@ impl<'a> Node<'a> {
                 if let Some(item) = self.items() {
                     for v in items {
                         item.prune_and_default(v, false);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The fields below `value` the schema neither declares nor preserves, as paths, in
+    /// document order: what pruning drops and kube-apiserver's decoder reports as unknown
+    /// (`root`: the object itself, whose `apiVersion`, `kind` and `metadata` are always known).
+    pub fn unknown_fields(&self, value: &Value, root: bool) -> Vec<Vec<Step>> {
+        let mut out = Vec::new();
+        self.collect_unknown(value, root, &mut Vec::new(), &mut out);
+        out
+    }
+
+    fn collect_unknown(
+        &self,
+        value: &Value,
+        root: bool,
+        at: &mut Vec<Step>,
+        out: &mut Vec<Vec<Step>>,
+    ) {
+        match value {
+            Value::Object(map) => {
+                let keeps_meta = root || self.flag("x-kubernetes-embedded-resource");
+                for (k, v) in map {
+                    if keeps_meta && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                        continue;
+                    }
+                    at.push(Step::Key(k.clone()));
+                    match self.child(k) {
+                        Some(child) => child.collect_unknown(v, false, at, out),
+                        None if !self.keeps_unknown() => out.push(at.clone()),
+                        None => {}
+                    }
+                    at.pop();
+                }
+            }
+            Value::Array(items) => {
+                if let Some(item) = self.items() {
+                    for (i, v) in items.iter().enumerate() {
+                        at.push(Step::Index(i));
+                        item.collect_unknown(v, false, at, out);
+                        at.pop();
                     }
                 }
             }

@@ -115,32 +115,52 @@ fn rename(
     Value::Object(out)
 }
 
+/// The fields that core v1 always writes and `events.k8s.io/v1` leaves out when empty
+/// (`omitempty` there only).
+const OMITTED_WHEN_EMPTY: &[&str] = &["reportingController", "reportingInstance"];
+
 /// A stored core Event as `events.k8s.io/v1` serves it (lists too: each item, which, as
-/// every built-in list's item, carries no apiVersion and kind).
+/// every built-in list's item, carries no apiVersion and kind), and a `Status` about core
+/// `events` as one about `events.events.k8s.io`.
 pub fn to_events_api(object: &Value) -> Value {
     if let Some(items) = object["items"].as_array() {
         let mut list = object.clone();
         list["apiVersion"] = Value::String("events.k8s.io/v1".into());
-        list["items"] = items
-            .iter()
-            .map(|item| {
-                rename(
-                    item,
-                    None,
-                    RENAMED.iter().map(|(events, core)| (*core, *events)),
-                )
-            })
-            .collect();
+        list["items"] = items.iter().map(|item| event(item, None)).collect();
         return list;
     }
-    if object["kind"] != "Event" {
-        return object.clone();
+    match object["kind"].as_str() {
+        Some("Event") => event(object, Some("events.k8s.io/v1")),
+        Some("Status") => status(object),
+        _ => object.clone(),
     }
-    rename(
-        object,
-        Some("events.k8s.io/v1"),
+}
+
+fn event(core: &Value, api_version: Option<&str>) -> Value {
+    let mut event = rename(
+        core,
+        api_version,
         RENAMED.iter().map(|(events, core)| (*core, *events)),
-    )
+    );
+    if let Some(fields) = event.as_object_mut() {
+        fields.retain(|name, value| !(OMITTED_WHEN_EMPTY.contains(&name.as_str()) && value == ""));
+    }
+    event
+}
+
+/// A `Status` naming the core resource `events` as kube-apiserver words it for
+/// `events.k8s.io`: the group in its details, the qualified resource in its message.
+fn status(core: &Value) -> Value {
+    let mut status = core.clone();
+    if status["details"]["kind"] != "events" || !status["details"]["group"].is_null() {
+        return status;
+    }
+    status["details"]["group"] = Value::String("events.k8s.io".into());
+    if let Some(message) = core["message"].as_str() {
+        let message = message.replacen("events \"", "events.events.k8s.io \"", 1);
+        status["message"] = Value::String(message);
+    }
+    status
 }
 
 /// An `events.k8s.io/v1` Event as the core `v1` Event it is stored as.

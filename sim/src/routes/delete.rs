@@ -64,12 +64,9 @@ fn delete_one(
         }
     }
     let mut object = live.clone();
-    match opts.propagation_policy.as_deref() {
-        Some("Foreground") => lifecycle::add_finalizer(&mut object, lifecycle::FOREGROUND),
-        Some("Orphan") => lifecycle::add_finalizer(&mut object, lifecycle::ORPHAN),
-        _ => {}
-    }
-    if target.rt.kind == "Namespace" && !target.rt.custom {
+    gc_finalizers(&target.rt, opts, &mut object);
+    let namespace = target.rt.kind == "Namespace" && !target.rt.custom;
+    if namespace {
         object["status"]["phase"] = json!("Terminating");
     }
     if is_crd(&target.rt) && object["metadata"]["deletionTimestamp"].is_null() {
@@ -82,9 +79,14 @@ fn delete_one(
             .into_iter()
             .filter(|c| c["type"] != "Terminating")
             .collect();
-        conditions.push(json!({"type": "Terminating", "status": "True", "reason": "InstanceDeletionInProgress",
-            "message": "CustomResource deletion is in progress", "lastTransitionTime": crate::meta::now()}));
+        conditions.push(json!({"type": "Terminating", "status": "True", "reason": "InstanceDeletionPending",
+            "message": "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+            "lastTransitionTime": crate::meta::now()}));
         object["status"]["conditions"] = Value::Array(conditions);
+    }
+    if (namespace || is_crd(&target.rt)) && object["metadata"]["deletionTimestamp"].is_null() {
+        // Their registries' own Delete sets the timestamp alone: no grace period, no generation.
+        object["metadata"]["deletionTimestamp"] = json!(crate::meta::now());
     }
     lifecycle::mark_deleted(&mut object);
     let gone = lifecycle::ready_to_remove(&object);
@@ -92,12 +94,96 @@ fn delete_one(
         return Ok((object, gone));
     }
     if gone {
-        return Ok((state.remove(key).unwrap_or(object), true));
+        let removed = state.remove(key).unwrap_or_else(|| object.clone());
+        // Only a Pod's deletion is graceful: its registry stores the marks before it removes the
+        // Pod, so the Pod it answers with carries them.
+        let pod = !target.rt.custom && target.rt.group.is_empty() && target.rt.kind == "Pod";
+        return Ok((if pod { object } else { removed }, true));
     }
     if object == live {
         return Ok((live, false));
     }
     Ok((state.put(key.clone(), object), false))
+}
+
+/// What a type's registry does, by default, with the dependents of an object deleted without a
+/// `propagationPolicy` (its strategy's `DefaultGarbageCollectionPolicy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GcPolicy {
+    /// Dependents are deleted in the background (no finalizer).
+    Background,
+    /// Dependents are orphaned (the `orphan` finalizer): core v1 ReplicationControllers and
+    /// batch/v1 Jobs, for backward compatibility.
+    Orphan,
+    /// The registry takes no garbage-collection options: Events, and CustomResourceDefinitions,
+    /// whose registry's own Delete ignores them.
+    Unsupported,
+}
+
+fn default_gc_policy(rt: &ResourceType) -> GcPolicy {
+    if rt.custom {
+        return GcPolicy::Background;
+    }
+    match (rt.group.as_str(), rt.version.as_str(), rt.kind.as_str()) {
+        ("", "v1", "ReplicationController") | ("batch", "v1", "Job") => GcPolicy::Orphan,
+        (_, _, "Event") => GcPolicy::Unsupported,
+        _ if is_crd(rt) => GcPolicy::Unsupported,
+        _ => GcPolicy::Background,
+    }
+}
+
+/// Sets the garbage-collection finalizers of `object`, deleted with `opts`, as
+/// `deletionFinalizersForGarbageCollection` does: `orphan` and `foregroundDeletion` are taken
+/// off and put back (last) as the options, else the object's own finalizers, else the type's
+/// default ask; an object whose set of finalizers this does not change keeps their order.
+fn gc_finalizers(rt: &ResourceType, opts: &DeleteOptions, object: &mut Value) {
+    let default = default_gc_policy(rt);
+    if default == GcPolicy::Unsupported {
+        return;
+    }
+    let has = |name| lifecycle::has_finalizer(object, name);
+    let (orphan, foreground) = match (opts.orphan_dependents, opts.propagation_policy.as_deref()) {
+        (Some(orphan), _) => (orphan, false),
+        (None, Some(policy)) => (policy == "Orphan", policy == "Foreground"),
+        (None, None) if has(lifecycle::ORPHAN) => (true, false),
+        (None, None) if has(lifecycle::FOREGROUND) => (false, true),
+        (None, None) => (default == GcPolicy::Orphan, false),
+    };
+    let before: Vec<String> = object["metadata"]["finalizers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.as_str().map(str::to_owned))
+        .collect();
+    let mut after: Vec<String> = before
+        .iter()
+        .filter(|f| *f != lifecycle::ORPHAN && *f != lifecycle::FOREGROUND)
+        .cloned()
+        .collect();
+    after.extend(orphan.then(|| lifecycle::ORPHAN.to_owned()));
+    after.extend(foreground.then(|| lifecycle::FOREGROUND.to_owned()));
+    let set = |list: &[String]| {
+        list.iter()
+            .cloned()
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    if set(&before) != set(&after) {
+        object["metadata"]["finalizers"] = json!(after);
+    }
+}
+
+/// The warning batch/v1 Job's registry adds to a DELETE that leaves the policy to its default,
+/// which orphans the Job's Pods.
+const JOB_ORPHANS: &str = "child pods are preserved by default when jobs are deleted; set \
+    propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this \
+    warning";
+
+/// The warnings of a DELETE of `rt` with `opts`, added before the object is looked up.
+fn delete_warnings(rt: &ResourceType, opts: &DeleteOptions, ctx: &WriteContext) {
+    let default_orphans = !rt.custom && rt.group == "batch" && rt.kind == "Job";
+    if default_orphans && opts.propagation_policy.is_none() && opts.orphan_dependents.is_none() {
+        ctx.decoding.warn(JOB_ORPHANS);
+    }
 }
 
 fn is_crd(rt: &ResourceType) -> bool {
@@ -138,6 +224,7 @@ pub fn delete(
     body: &[u8],
 ) -> Result<(u16, Value), ApiError> {
     let opts = options(params, body)?;
+    delete_warnings(&target.rt, &opts, ctx);
     let dry_run = ctx.dry_run
         || opts
             .dry_run
@@ -168,6 +255,7 @@ pub fn delete_collection(
     params: &Params,
 ) -> Result<(u16, Value), ApiError> {
     let opts = options(params, &[])?;
+    delete_warnings(&target.rt, &opts, ctx);
     let filter = filter(&target.rt, params)?;
     let mut state = store.lock();
     let keys: Vec<Key> = state

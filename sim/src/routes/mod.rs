@@ -126,6 +126,9 @@ pub(crate) fn handle(store: &Store, address: &str, request: &Request) -> Respons
     }
     let mut response = match events::convert::core_request(request) {
         Some(core) => {
+            if let Err(invalid) = check_events_api_create(store, &core) {
+                return invalid.into();
+            }
             let mut response = route(store, address, &core).unwrap_or_else(Response::from);
             response.body = events::convert::to_events_api(&response.body);
             response
@@ -151,6 +154,24 @@ fn deprecation(attributes: &Attributes) -> Option<&'static str> {
             Some("v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice")
         }
         _ => None,
+    }
+}
+
+/// What `events.k8s.io/v1` validates of a new Event beyond core v1, checked on the core
+/// request that serves it: a name that is a DNS subdomain.
+fn check_events_api_create(store: &Store, core: &Request) -> Result<(), ApiError> {
+    if core.method != "POST" {
+        return Ok(());
+    }
+    let Ok(Route::Object(target)) = parse(store, &core.path) else {
+        return Ok(());
+    };
+    let body: Value = serde_json::from_slice(&core.body).unwrap_or_default();
+    match body["metadata"]["name"].as_str() {
+        Some(name) if target.name.is_none() => {
+            crate::validation::check_events_api_name(&target.rt, name)
+        }
+        _ => Ok(()),
     }
 }
 
@@ -195,6 +216,22 @@ fn route(store: &Store, address: &str, request: &Request) -> Result<Response, Ap
     };
     let mut ctx = write::WriteContext::new(&request.params, &request.user_agent)?;
     ctx.user = request.user.clone();
+    // A write that fails after its body was decoded still sends the decoding's warnings.
+    Ok(
+        object(store, request, &target, &ctx).unwrap_or_else(|error| Response {
+            warnings: ctx.decoding.take_warnings(),
+            ..Response::from(error)
+        }),
+    )
+}
+
+/// Serves `request` on the object or collection `target` names.
+fn object(
+    store: &Store,
+    request: &Request,
+    target: &Target,
+    ctx: &write::WriteContext,
+) -> Result<Response, ApiError> {
     let params = &request.params;
     let content_type = request
         .content_type
@@ -216,7 +253,7 @@ fn route(store: &Store, address: &str, request: &Request) -> Result<Response, Ap
         // TokenReview and SelfSubjectReview are the authenticator's, answered by the server.
         "authentication.k8s.io" => return Err(not_found()),
         review::GROUP if request.method == "POST" && !named => {
-            return review::create(store, &target, request);
+            return review::create(store, target, request);
         }
         _ => {}
     }
@@ -227,9 +264,9 @@ fn route(store: &Store, address: &str, request: &Request) -> Result<Response, Ap
     };
     if target.subresource.as_deref() == Some("scale") {
         let (code, body) = match request.method.as_str() {
-            "GET" => scale::get(store, &target)?,
-            "PUT" => scale::update(store, &target, &ctx, &request.body)?,
-            "PATCH" => scale::patch(store, &target, &ctx, patch_type, &request.body)?,
+            "GET" => scale::get(store, target)?,
+            "PUT" => scale::update(store, target, ctx, &request.body)?,
+            "PATCH" => scale::patch(store, target, ctx, patch_type, &request.body)?,
             m => return Err(ApiError::method_not_allowed(m)),
         };
         return Ok(Response {
@@ -243,13 +280,13 @@ fn route(store: &Store, address: &str, request: &Request) -> Result<Response, Ap
                 "watch requests are served by Cluster::watch",
             ));
         }
-        ("GET", false) => read::list(store, &target, params)?,
-        ("GET", true) => read::get(store, &target)?,
-        ("POST", false) => write::create(store, &target, &ctx, &request.body)?,
-        ("PUT", true) => write::update(store, &target, &ctx, &request.body)?,
-        ("PATCH", true) => write::patch(store, &target, &ctx, patch_type, &request.body)?,
-        ("DELETE", true) => delete::delete(store, &target, &ctx, params, &request.body)?,
-        ("DELETE", false) => delete::delete_collection(store, &target, &ctx, params)?,
+        ("GET", false) => read::list(store, target, params)?,
+        ("GET", true) => read::get(store, target)?,
+        ("POST", false) => write::create(store, target, ctx, &request.body)?,
+        ("PUT", true) => write::update(store, target, ctx, &request.body)?,
+        ("PATCH", true) => write::patch(store, target, ctx, patch_type, &request.body)?,
+        ("DELETE", true) => delete::delete(store, target, ctx, params, &request.body)?,
+        ("DELETE", false) => delete::delete_collection(store, target, ctx, params)?,
         (m, _) => return Err(ApiError::method_not_allowed(m)),
     };
     let body = if request.method == "GET" && table::wanted(&request.accept) {

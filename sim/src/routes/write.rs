@@ -174,6 +174,23 @@ fn typed_body(
     Ok(object)
 }
 
+/// Reports and drops the fields a custom resource's schema does not declare (its decoding
+/// needs the CRD, found in `state`); nothing for a built-in kind, whose type decoded it.
+fn custom_unknown(
+    state: &State,
+    target: &Target,
+    ctx: &WriteContext,
+    object: &mut Value,
+    source: Source,
+) -> Result<(), ApiError> {
+    if !target.rt.custom || target.subresource.is_some() {
+        return Ok(());
+    }
+    let unknown = crate::crd::unknown_fields(state, &target.rt, object);
+    ctx.decoding
+        .custom_unknown(&target.rt, object, source, unknown)
+}
+
 /// The object a create or replace sends: typed as [`typed_body`] and in the path's namespace.
 fn decoded_body(
     target: &Target,
@@ -240,8 +257,9 @@ pub fn create(
         object["metadata"]["name"] = Value::String(name.clone());
     }
     let mut state = store.lock();
+    custom_unknown(&state, target, ctx, &mut object, Source::Create)?;
     check_namespace(&state, target, &name)?;
-    validation::check_name(&target.rt, &name)?;
+    validation::check_name(&target.rt, &name, &object)?;
     let key = target.key_of(&name);
     let subject = Subject {
         group: &target.rt.group,
@@ -273,6 +291,7 @@ pub fn update(
     let mut object = decoded_body(target, ctx, body, Source::Update)?;
     check_object_name(target, &mut object)?;
     let mut state = store.lock();
+    custom_unknown(&state, target, ctx, &mut object, Source::Update)?;
     let key = target.key();
     let live = read::existing(&state, target, &key)?;
     replace(&mut state, target, &key, &live, object, ctx)
@@ -323,6 +342,7 @@ pub fn patch(
     }
     ctx.decoding
         .decode(&target.rt, &mut object, Source::Patch)?;
+    custom_unknown(&state, target, ctx, &mut object, Source::Patch)?;
     object["metadata"]["name"] = Value::String(name.to_string());
     check_object_namespace(target, &mut object)?;
     replace(&mut state, target, &key, &live, object, ctx)
@@ -375,7 +395,7 @@ fn server_side_apply(
         Some(l) => l.clone(),
         None => {
             check_namespace(state, target, name)?;
-            validation::check_name(&target.rt, name)?;
+            validation::check_name(&target.rt, name, config)?;
             let mut metadata = Map::new();
             metadata.insert("name".into(), Value::String(name.to_string()));
             if let Some(ns) = config["metadata"].get("namespace") {
@@ -578,12 +598,17 @@ fn commit(
     let namespace = target.namespace.as_deref().unwrap_or_default();
     rbac::escalation::check(state, ctx.user.as_ref(), rt, namespace, live, &object)?;
     validation::check(rt, live, &object)?;
-    // An EndpointSlice's registry also counts a change of its labels (`PrepareForUpdate`).
-    let labels_count = !rt.custom && rt.kind == "EndpointSlice";
+    // An EndpointSlice's registry also counts a change of its labels, a Deployment's one of its
+    // annotations (they are copied to its ReplicaSets) (`PrepareForUpdate`).
+    let counted = match (rt.custom, rt.kind.as_str()) {
+        (false, "EndpointSlice") => Some("labels"),
+        (false, "Deployment") => Some("annotations"),
+        _ => None,
+    };
     if let Some(live) = live
         && rt.tracks_generation()
         && (validation::spec_changed(live, &object)
-            || (labels_count && live["metadata"]["labels"] != object["metadata"]["labels"]))
+            || counted.is_some_and(|m| live["metadata"][m] != object["metadata"][m]))
     {
         let generation = live["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
         object["metadata"]["generation"] = json!(generation);

@@ -170,22 +170,10 @@ fn service(object: &Value, errors: &mut Errors) {
     metadata::labels(&spec["selector"], "spec.selector", errors);
 }
 
-/// A CRD's name is `<plural>.<group>`, and exactly one version is the storage version.
+/// A CRD names its group, plural and kind, and exactly one version is the storage version
+/// (its name is checked with the other names').
 fn custom_resource_definition(object: &Value, errors: &mut Errors) {
     let spec = &object["spec"];
-    let name = object["metadata"]["name"].as_str().unwrap_or_default();
-    let expected = format!(
-        "{}.{}",
-        spec["names"]["plural"].as_str().unwrap_or_default(),
-        spec["group"].as_str().unwrap_or_default()
-    );
-    if name != expected {
-        errors.invalid(
-            "metadata.name",
-            &object["metadata"]["name"],
-            "must be spec.names.plural+\".\"+spec.group",
-        );
-    }
     for (field, value) in [
         ("spec.group", &spec["group"]),
         ("spec.names.plural", &spec["names"]["plural"]),
@@ -230,24 +218,6 @@ fn event_namespace(object: &Value, errors: &mut Errors) {
             involved,
             "does not match event.namespace",
         );
-    }
-}
-
-/// An APIService is named for what it serves: `<version>.<group>`, or `<version>` for the
-/// core group.
-fn api_service_name(object: &Value, errors: &mut Errors) {
-    let (version, group) = (
-        object["spec"]["version"].as_str().unwrap_or_default(),
-        object["spec"]["group"].as_str().unwrap_or_default(),
-    );
-    let expected = match group {
-        "" => version.to_string(),
-        _ => format!("{version}.{group}"),
-    };
-    let name = &object["metadata"]["name"];
-    if name.as_str() != Some(expected.as_str()) {
-        let message = format!("must be `spec.version+\".\"+spec.group`: {expected:?}");
-        errors.invalid("metadata.name", name, &message);
     }
 }
 
@@ -300,7 +270,6 @@ pub fn check(kind: &str, object: &Value, live: Option<&Value>, errors: &mut Erro
         ),
         "Service" => service(object, errors),
         "CustomResourceDefinition" => custom_resource_definition(object, errors),
-        "APIService" => api_service_name(object, errors),
         "StorageClass" => {
             if let Some(live) = live {
                 for field in ["parameters", "provisioner"] {

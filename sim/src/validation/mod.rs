@@ -25,31 +25,85 @@ fn subject<'a>(rt: &'a ResourceType, name: &'a str) -> Subject<'a> {
 /// The name format a kind's objects must have: an RFC 1123 label for Namespaces, Services
 /// (kube-apiserver 1.36 relaxed them from RFC 1035) and StatefulSets (their Pods' hostnames), an
 /// IP address for IPAddresses, only a path segment for RBAC's kinds, PodDisruptionBudgets,
-/// CertificateSigningRequests and core Events (whose validation never checked more), an RFC 1123
-/// subdomain otherwise (custom resources and most kinds).
-fn name_problems(rt: &ResourceType, name: &str) -> Vec<String> {
+/// CertificateSigningRequests and core Events (whose validation never checked more), what
+/// `object`'s spec names for CustomResourceDefinitions (`<plural>.<group>`) and APIServices
+/// (`<version>.<group>`), `<group>.<resource>` for StorageVersions, an RFC 1123 subdomain
+/// otherwise (custom resources and most kinds).
+fn name_problems(rt: &ResourceType, name: &str, object: &Value) -> Vec<String> {
+    let spec = &object["spec"];
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
     match (rt.custom, rt.group.as_str(), rt.kind.as_str()) {
         (false, _, "Namespace" | "Service" | "StatefulSet") => rules::dns1123_label(name),
         (false, _, "IPAddress") => rules::ip_address(name),
         (false, "rbac.authorization.k8s.io" | "policy" | "certificates.k8s.io", _)
         | (false, "", "Event") => rules::path_segment(name),
+        (false, "apiextensions.k8s.io", "CustomResourceDefinition") => {
+            let mut problems = rules::dns1123_subdomain(name);
+            if name
+                != format!(
+                    "{}.{}",
+                    text(&spec["names"]["plural"]),
+                    text(&spec["group"])
+                )
+            {
+                problems.push("must be spec.names.plural+\".\"+spec.group".to_owned());
+            }
+            problems
+        }
+        (false, "apiregistration.k8s.io", "APIService") => {
+            // The core group's is `v1.`.
+            let expected = format!("{}.{}", text(&spec["version"]), text(&spec["group"]));
+            match rules::path_segment(name) {
+                problems if !problems.is_empty() => problems,
+                _ if name != expected => {
+                    vec![format!(
+                        "must be `spec.version+\".\"+spec.group`: {expected:?}"
+                    )]
+                }
+                _ => Vec::new(),
+            }
+        }
+        (false, "internal.apiserver.k8s.io", "StorageVersion") => match name.rsplit_once('.') {
+            None => vec!["name must be in the form of <group>.<resource>".to_owned()],
+            Some((group, resource)) => rules::dns1123_subdomain(group)
+                .into_iter()
+                .map(|p| format!("the group segment {p}"))
+                .chain(
+                    rules::dns1035_label(resource)
+                        .into_iter()
+                        .map(|p| format!("the resource segment {p}")),
+                )
+                .collect(),
+        },
         _ => rules::dns1123_subdomain(name),
     }
 }
 
-/// Checks an object name: required, and of its kind's format.
+/// Checks the name of `object` (a new one, or an apply configuration): required, and of its
+/// kind's format.
 ///
 /// # Errors
 /// 422 Invalid naming `metadata.name`.
-pub fn check_name(rt: &ResourceType, name: &str) -> Result<(), ApiError> {
+pub fn check_name(rt: &ResourceType, name: &str, object: &Value) -> Result<(), ApiError> {
+    name_errors(rt, name, name_problems(rt, name, object))
+}
+
+/// Checks the name of an Event created through `events.k8s.io/v1`, whose validation wants a
+/// DNS subdomain (core v1 takes any path segment, for old clients); `core` is the core Event
+/// type the error is about, as kube-apiserver's internal type is.
+///
+/// # Errors
+/// 422 Invalid naming `metadata.name`.
+pub fn check_events_api_name(core: &ResourceType, name: &str) -> Result<(), ApiError> {
+    name_errors(core, name, rules::dns1123_subdomain(name))
+}
+
+fn name_errors(rt: &ResourceType, name: &str, problems: Vec<String>) -> Result<(), ApiError> {
     let mut errors = Errors::default();
     if name.is_empty() {
         errors.required("metadata.name", "name or generateName is required");
     }
-    for message in name_problems(rt, name)
-        .into_iter()
-        .filter(|_| !name.is_empty())
-    {
+    for message in problems.into_iter().filter(|_| !name.is_empty()) {
         errors.invalid("metadata.name", &Value::String(name.to_string()), &message);
     }
     if errors.0.is_empty() {
@@ -167,14 +221,14 @@ mod tests {
         let mut d = deploy("a");
         d["spec"]["template"]["metadata"]["labels"]["app"] = json!("x");
         assert_eq!(check(&rt("Deployment"), None, &d).unwrap_err().code, 422);
-        assert!(check_name(&rt("ConfigMap"), "Bad_Name").is_err());
-        assert!(check_name(&rt("ConfigMap"), "ok.name-1").is_ok());
+        assert!(check_name(&rt("ConfigMap"), "Bad_Name", &json!({})).is_err());
+        assert!(check_name(&rt("ConfigMap"), "ok.name-1", &json!({})).is_ok());
         assert!(
-            check_name(&rt("Service"), "1web").is_ok(),
+            check_name(&rt("Service"), "1web", &json!({})).is_ok(),
             "RelaxedServiceNameValidation (beta, on by default in 1.36): an RFC 1123 label"
         );
-        assert!(check_name(&rt("Service"), "web.1").is_err());
-        assert!(check_name(&rt("Namespace"), "a.b").is_err());
+        assert!(check_name(&rt("Service"), "web.1", &json!({})).is_err());
+        assert!(check_name(&rt("Namespace"), "a.b", &json!({})).is_err());
     }
 
     fn causes(kind: &str, live: Option<&Value>, object: &Value) -> Vec<(String, String)> {

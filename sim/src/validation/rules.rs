@@ -103,6 +103,9 @@ pub const DNS1123_LABEL: &str = "a lowercase RFC 1123 label must consist of lowe
 /// `a lowercase RFC 1123 subdomain …`: the message of [`dns1123_subdomain`].
 pub const DNS1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 
+/// `a DNS-1035 label …`: the message of [`dns1035_label`].
+pub const DNS1035_LABEL: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+
 fn label_chars(s: &str) -> bool {
     !s.is_empty()
         && s.bytes()
@@ -153,6 +156,13 @@ pub fn dns1123_label(s: &str) -> Vec<String> {
 /// The problems of `s` as an RFC 1123 subdomain (`IsDNS1123Subdomain`).
 pub fn dns1123_subdomain(s: &str) -> Vec<String> {
     problems(s, 253, s.split('.').all(label_chars), DNS1123_SUBDOMAIN)
+}
+
+/// The problems of `s` as a DNS-1035 label (`IsDNS1035Label`): an RFC 1123 label that starts
+/// with a letter.
+pub fn dns1035_label(s: &str) -> Vec<String> {
+    let matches = label_chars(s) && s.starts_with(|c: char| c.is_ascii_lowercase());
+    problems(s, 63, matches, DNS1035_LABEL)
 }
 
 /// Whether `s` matches `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`.

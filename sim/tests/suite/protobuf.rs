@@ -654,11 +654,13 @@ async fn every_builtin_kind_is_read_from_protobuf_and_watched_in_protobuf() {
             "" => "core".to_string(),
             group => group.replace('.', "-"),
         };
-        // An IPAddress is named by its address, an APIService by what it serves.
+        // An IPAddress is named by its address, an APIService by what it serves, a
+        // StorageVersion by the group and resource it is about.
         let mut name = match (resource.kind, resource.version) {
             ("IPAddress", "v1") => "10.96.200.1".to_string(),
             ("IPAddress", _) => "10.96.200.2".to_string(),
             ("APIService", version) => format!("{version}.proto.example.com"),
+            ("StorageVersion", version) => format!("proto.example.com.widgets{version}"),
             (_, version) => format!("proto-{group}-{version}"),
         };
         let body = named(&api_version, resource.kind, &name);

@@ -197,9 +197,9 @@ Preview of stack 'default' (state: .krt/state/default.json):
       +  password: \"*** (after)\"
        type: Opaque
   ~ update    apps/v1:Deployment:shop:web
-      @@ -8,7 +8,7 @@
-         labels:
-           krt.dev/stack: default
+      @@ -9,7 +9,7 @@
+           deployment.kubernetes.io/revision: \"1\"
+           krt.dev/depends-on: v1:ConfigMap:shop:web-config, v1:Secret:shop:db-credentials
        spec:
       -  replicas: 2
       +  replicas: 3
