@@ -194,7 +194,8 @@ async fn baseline(path: &Path, client: &kube::Client) -> BTreeSet<String> {
 }
 
 /// Deletes every object that is not in `baseline` and waits until they are gone, clearing the
-/// finalizers of those that linger in deletion.
+/// finalizers of those that linger in deletion (but a Namespace's or a CRD's, which the API
+/// server clears once their contents are gone).
 async fn wipe(client: &kube::Client, baseline: &BTreeSet<String>) {
     let started = Instant::now();
     loop {
@@ -241,7 +242,14 @@ async fn wipe(client: &kube::Client, baseline: &BTreeSet<String>) {
                 .finalizers
                 .as_ref()
                 .is_some_and(|f| !f.is_empty());
-            if lingering && held && resource.kind != "Namespace" {
+            // A Namespace and a CustomResourceDefinition are finalized by the API server
+            // once what they hold is gone (cleared by force, a CRD would leave its custom
+            // resources behind in etcd, back when the CRD is created again).
+            let finalized_by_server = matches!(
+                resource.kind.as_str(),
+                "Namespace" | "CustomResourceDefinition"
+            );
+            if lingering && held && !finalized_by_server {
                 let clear = json!({"metadata": {"finalizers": null}});
                 api.patch(name, &PatchParams::default(), &Patch::Merge(&clear))
                     .await

@@ -12,7 +12,7 @@ use futures::StreamExt;
 use krt_testkit::kinds::{KINDS, KindSample};
 use kube::api::{ListParams, WatchEvent, WatchParams};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -33,6 +33,32 @@ struct Write {
 struct Watches {
     writes: Arc<Mutex<Vec<Write>>>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+/// Each writer's `managedFields` entry of `object` (its time moves with each write of it).
+fn writers(object: &Value) -> BTreeMap<String, Value> {
+    object["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| {
+            let key = format!("{} {} {}", m["manager"], m["operation"], m["subresource"]);
+            (key, m.clone())
+        })
+        .collect()
+}
+
+/// Whether the change from `before` to `after` was written by someone else than krt: each
+/// writer whose `managedFields` entry moved is another manager (a controller's taints on a
+/// Node, say).
+fn foreign(before: &Value, after: &Value) -> bool {
+    let (before, after) = (writers(before), writers(after));
+    let moved: Vec<&String> = after
+        .keys()
+        .chain(before.keys())
+        .filter(|k| before.get(*k) != after.get(*k))
+        .collect();
+    !moved.is_empty() && moved.iter().all(|k| !k.starts_with("\"krt\" "))
 }
 
 /// What of an object a write by krt changes: everything but `status` and the
@@ -57,6 +83,19 @@ impl Watches {
         let writes = Arc::new(Mutex::new(Vec::new()));
         let mut tasks = Vec::new();
         for row in rows.iter().copied() {
+            // Only the table's own objects: a real cluster's controllers write others of the
+            // same kinds all the time (the Events they record about the table's objects).
+            let ours: BTreeSet<String> = rows
+                .iter()
+                .filter(|r| r.kind == row.kind)
+                .map(|r| {
+                    let object: Value = serde_saphyr::from_str(r.yaml).expect("a sample parses");
+                    object["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned()
+                })
+                .collect();
             let request = kube::core::Request::new(row.url());
             let list = request.list(&ListParams::default()).unwrap();
             let list: Value = cluster
@@ -70,11 +109,15 @@ impl Watches {
                     .unwrap_or_default()
                     .to_owned()
             };
-            let mut seen: BTreeMap<String, Value> = list["items"]
+            let mut raw: BTreeMap<String, Value> = list["items"]
                 .as_array()
                 .into_iter()
                 .flatten()
-                .map(|o| (name_of(o), written_part(o)))
+                .map(|o| (name_of(o), o.clone()))
+                .collect();
+            let mut seen: BTreeMap<String, Value> = raw
+                .iter()
+                .map(|(name, o)| (name.clone(), written_part(o)))
                 .collect();
             let rv = list["metadata"]["resourceVersion"]
                 .as_str()
@@ -98,12 +141,18 @@ impl Watches {
                         _ => continue,
                     };
                     let name = name_of(&object);
+                    if !ours.contains(&name) {
+                        continue;
+                    }
                     let now = (what != "DELETED").then(|| written_part(&object));
                     let before = match &now {
                         Some(now) => seen.insert(name.clone(), now.clone()),
                         None => seen.remove(&name),
                     };
-                    if before != now {
+                    let earlier = raw.insert(name.clone(), object.clone());
+                    let by_another =
+                        now.is_some() && earlier.is_some_and(|earlier| foreign(&earlier, &object));
+                    if before != now && !by_another {
                         writes.lock().unwrap().push(Write {
                             kind: row.kind,
                             name,
