@@ -2,8 +2,9 @@
 //! krt-sim: `destroy` deletes a dependency only once its dependent is gone (a
 //! test task plays the controller that finalizes it); one nobody finalizes is
 //! `terminating` at `--timeout`, stays in the state and keeps its dependency;
-//! `--wait=false` is fire and forget and says so; and `apply` waits for a
-//! Terminating namespace to be gone before creating it again.
+//! `--wait=false` is fire and forget and says so; `apply` waits for a
+//! Terminating namespace to be gone before creating it again; and destroying a
+//! Job removes its Pods too (the server's default would orphan them).
 
 use crate::support::{TestCluster, krt, show};
 use kube::api::{Patch, PatchParams};
@@ -343,4 +344,57 @@ async fn a_namespace_that_stays_terminating_fails_the_apply_naming_its_finalizer
         show(&apply)
     );
     release(&cluster, "shop", "settings").await;
+}
+
+/// A Job that runs to completion.
+const JOB: &str = r#"apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+  namespace: default
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: migrate
+        image: busybox
+        command: ["true"]
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn destroying_a_job_removes_its_pods_too() {
+    // The API server's default for a batch/v1 Job orphans its Pods; krt deletes in the
+    // background, as `kubectl delete` does.
+    let cluster = TestCluster::start().await;
+    let file = cluster.dir().join("job.yaml");
+    std::fs::write(&file, JOB).unwrap();
+    let file = file.to_str().unwrap();
+    let apply = krt(&cluster.kubeconfig, &["apply", "-f", file, "--yes"], None).await;
+    assert_eq!(apply.code, 0, "{}", show(&apply));
+    let pods = cluster.api("v1", "Pod", "pods", Some("default"));
+    let of_the_job = kube::api::ListParams::default().labels("job-name=migrate");
+    assert!(
+        !pods.list(&of_the_job).await.unwrap().items.is_empty(),
+        "the Job ran a Pod"
+    );
+    let destroy = krt(&cluster.kubeconfig, &["destroy", "--yes"], None).await;
+    assert_eq!(destroy.code, 0, "{}", show(&destroy));
+    let started = Instant::now();
+    loop {
+        let left = pods.list(&of_the_job).await.unwrap().items;
+        let orphaned: Vec<&str> = left
+            .iter()
+            .filter(|p| p.metadata.deletion_timestamp.is_none())
+            .filter_map(|p| p.metadata.name.as_deref())
+            .collect();
+        if orphaned.is_empty() {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the Job's Pods outlive it: {orphaned:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
