@@ -30,7 +30,8 @@ pub const PVC_PROTECTION: &str = "kubernetes.io/pvc-protection";
 /// Finalizer the same plugin puts on every new volume, kept while a claim is bound to it.
 pub const PV_PROTECTION: &str = "kubernetes.io/pv-protection";
 
-fn finalizers(object: &Value) -> impl Iterator<Item = &str> {
+/// The finalizers `object` carries, in order.
+pub(crate) fn finalizers(object: &Value) -> impl Iterator<Item = &str> {
     object["metadata"]["finalizers"]
         .as_array()
         .into_iter()

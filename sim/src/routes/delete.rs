@@ -149,12 +149,7 @@ fn gc_finalizers(rt: &ResourceType, opts: &DeleteOptions, object: &mut Value) {
         (None, None) if has(lifecycle::FOREGROUND) => (false, true),
         (None, None) => (default == GcPolicy::Orphan, false),
     };
-    let before: Vec<String> = object["metadata"]["finalizers"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|f| f.as_str().map(str::to_owned))
-        .collect();
+    let before: Vec<String> = lifecycle::finalizers(object).map(str::to_owned).collect();
     let mut after: Vec<String> = before
         .iter()
         .filter(|f| *f != lifecycle::ORPHAN && *f != lifecycle::FOREGROUND)
@@ -172,16 +167,16 @@ fn gc_finalizers(rt: &ResourceType, opts: &DeleteOptions, object: &mut Value) {
     }
 }
 
-/// The warning batch/v1 Job's registry adds to a DELETE that leaves the policy to its default,
-/// which orphans the Job's Pods.
+/// The warning a Job's registry adds to a DELETE that leaves the policy to its default, when
+/// that default orphans the Job's Pods (batch/v1).
 const JOB_ORPHANS: &str = "child pods are preserved by default when jobs are deleted; set \
     propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this \
     warning";
 
 /// The warnings of a DELETE of `rt` with `opts`, added before the object is looked up.
 fn delete_warnings(rt: &ResourceType, opts: &DeleteOptions, ctx: &WriteContext) {
-    let default_orphans = !rt.custom && rt.group == "batch" && rt.kind == "Job";
-    if default_orphans && opts.propagation_policy.is_none() && opts.orphan_dependents.is_none() {
+    let job_orphans = rt.kind == "Job" && default_gc_policy(rt) == GcPolicy::Orphan;
+    if job_orphans && opts.propagation_policy.is_none() && opts.orphan_dependents.is_none() {
         ctx.decoding.warn(JOB_ORPHANS);
     }
 }

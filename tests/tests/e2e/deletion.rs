@@ -7,6 +7,7 @@
 //! Job removes its Pods too (the server's default would orphan them).
 
 use crate::support::{TestCluster, krt, show};
+use krt_testkit::kinds::{KINDS, NAMESPACE};
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -346,29 +347,21 @@ async fn a_namespace_that_stays_terminating_fails_the_apply_naming_its_finalizer
     release(&cluster, "shop", "settings").await;
 }
 
-/// A Job that runs to completion.
-const JOB: &str = r#"apiVersion: batch/v1
-kind: Job
-metadata:
-  name: migrate
-  namespace: default
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: migrate
-        image: busybox
-        command: ["true"]
-"#;
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn destroying_a_job_removes_its_pods_too() {
     // The API server's default for a batch/v1 Job orphans its Pods; krt deletes in the
     // background, as `kubectl delete` does.
     let cluster = TestCluster::start().await;
+    // The kinds table's Job (it runs to completion), in `default`.
+    let job = KINDS
+        .iter()
+        .find(|k| k.kind == "Job")
+        .expect("a Job sample");
+    let job = job
+        .yaml
+        .replace(&format!("namespace: {NAMESPACE}\n"), "namespace: default\n");
     let file = cluster.dir().join("job.yaml");
-    std::fs::write(&file, JOB).unwrap();
+    std::fs::write(&file, job).unwrap();
     let file = file.to_str().unwrap();
     let apply = krt(&cluster.kubeconfig, &["apply", "-f", file, "--yes"], None).await;
     assert_eq!(apply.code, 0, "{}", show(&apply));

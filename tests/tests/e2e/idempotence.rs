@@ -35,30 +35,47 @@ struct Watches {
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
+/// A writer of an object: its `managedFields` entry's manager, operation and subresource.
+type Writer = (String, String, String);
+
 /// Each writer's `managedFields` entry of `object` (its time moves with each write of it).
-fn writers(object: &Value) -> BTreeMap<String, Value> {
+fn writers(object: &Value) -> BTreeMap<Writer, Value> {
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
     object["metadata"]["managedFields"]
         .as_array()
         .into_iter()
         .flatten()
         .map(|m| {
-            let key = format!("{} {} {}", m["manager"], m["operation"], m["subresource"]);
-            (key, m.clone())
+            let writer = (
+                text(&m["manager"]),
+                text(&m["operation"]),
+                text(&m["subresource"]),
+            );
+            (writer, m.clone())
         })
         .collect()
 }
 
 /// Whether the change from `before` to `after` was written by someone else than krt: each
 /// writer whose `managedFields` entry moved is another manager (a controller's taints on a
-/// Node, say).
+/// Node, say). An entry's time has a second's resolution, so a writer's second write within
+/// the same second may move nothing: the change is then the latest writer's, and krt's when
+/// krt is among the latest.
 fn foreign(before: &Value, after: &Value) -> bool {
     let (before, after) = (writers(before), writers(after));
-    let moved: Vec<&String> = after
+    let moved: Vec<&Writer> = after
         .keys()
         .chain(before.keys())
         .filter(|k| before.get(*k) != after.get(*k))
         .collect();
-    !moved.is_empty() && moved.iter().all(|k| !k.starts_with("\"krt\" "))
+    if !moved.is_empty() {
+        return moved.iter().all(|(manager, _, _)| manager != "krt");
+    }
+    let time = |entry: &Value| entry["time"].as_str().unwrap_or_default().to_owned();
+    let latest = after.values().map(time).max().unwrap_or_default();
+    !after
+        .iter()
+        .any(|((manager, _, _), entry)| manager == "krt" && time(entry) == latest)
 }
 
 /// What of an object a write by krt changes: everything but `status` and the
@@ -82,20 +99,16 @@ impl Watches {
     async fn start(cluster: &TestCluster, rows: &[&'static KindSample]) -> Watches {
         let writes = Arc::new(Mutex::new(Vec::new()));
         let mut tasks = Vec::new();
+        // Only the table's own objects, per kind: a real cluster's controllers write others of
+        // the same kinds all the time (the Events they record about the table's objects).
+        let mut names: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+        for row in rows {
+            let object: Value = serde_saphyr::from_str(row.yaml).expect("a sample parses");
+            let name = object["metadata"]["name"].as_str().unwrap_or_default();
+            names.entry(row.kind).or_default().insert(name.to_owned());
+        }
         for row in rows.iter().copied() {
-            // Only the table's own objects: a real cluster's controllers write others of the
-            // same kinds all the time (the Events they record about the table's objects).
-            let ours: BTreeSet<String> = rows
-                .iter()
-                .filter(|r| r.kind == row.kind)
-                .map(|r| {
-                    let object: Value = serde_saphyr::from_str(r.yaml).expect("a sample parses");
-                    object["metadata"]["name"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_owned()
-                })
-                .collect();
+            let ours = names[row.kind].clone();
             let request = kube::core::Request::new(row.url());
             let list = request.list(&ListParams::default()).unwrap();
             let list: Value = cluster
