@@ -2,11 +2,12 @@
 //! logging, and the dispatch to `commands/`.
 
 use crate::commands::{
-    ApplyCommand, ControllerCommand, DestroyCommand, DriftCommand, ImportCommand, PreviewCommand,
-    ReadCommand, StateCommand, WatchCommand,
+    ApplyCommand, ComponentCommand, ControllerCommand, DestroyCommand, DriftCommand, ImportCommand,
+    PreviewCommand, ReadCommand, StateCommand, WatchCommand,
 };
 use crate::output::{OutputFormat, Printer};
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+use krt_host::oci::OciReference;
 use krt_stack::Verdict;
 use std::path::PathBuf;
 use tracing_subscriber::EnvFilter;
@@ -104,18 +105,31 @@ pub struct GlobalArgs {
     /// Where the embedded cluster keeps its objects between runs.
     #[arg(long, global = true, default_value = ".krt/sim-state.json")]
     pub sim_state: PathBuf,
-    /// A runtime component to use instead of the built-in guest.
-    #[arg(long, global = true)]
-    pub component: Option<PathBuf>,
-    /// A middleware component in front of the runtime (repeatable, outermost
-    /// first; give them all on one side of the command name): every call goes
-    /// through each middleware, then the runtime. A middleware has no cluster
-    /// access unless --middleware-policy grants it.
-    #[arg(long = "middleware", global = true, value_name = "FILE")]
-    pub middleware: Vec<PathBuf>,
-    /// Grants the middleware named NAME (its file's stem: `org_rules` for
-    /// org_rules.wasm) the cluster access of the policy file FILE (the format
-    /// of --policy). Repeatable.
+    /// A runtime component to use instead of the built-in guest: a file, or
+    /// oci://REGISTRY/REPOSITORY:TAG (resolved to a digest on every run) or
+    /// oci://REGISTRY/REPOSITORY@sha256:DIGEST.
+    #[arg(long, global = true, value_name = "FILE|oci://REF", value_parser = parse_component)]
+    pub component: Option<ComponentArg>,
+    /// A middleware component in front of the runtime, a file or an oci://
+    /// reference (repeatable, outermost first; give them all on one side of
+    /// the command name): every call goes through each middleware, then the
+    /// runtime. A middleware has no cluster access unless --middleware-policy
+    /// grants it.
+    #[arg(long = "middleware", global = true, value_name = "FILE|oci://REF", value_parser = parse_component)]
+    pub middleware: Vec<ComponentArg>,
+    /// Reach the registry HOST[:PORT] over plain HTTP (localhost, 127.0.0.1
+    /// and [::1] always are). Repeatable.
+    #[arg(long = "insecure-registry", global = true, value_name = "HOST")]
+    pub insecure_registries: Vec<String>,
+    /// Trust this CA certificate (PEM) for registries, beside the system's
+    /// roots. Repeatable. Credentials come from REGISTRY_AUTH_FILE, else
+    /// $DOCKER_CONFIG/config.json, else ~/.docker/config.json.
+    #[arg(long = "registry-ca", global = true, value_name = "FILE")]
+    pub registry_cas: Vec<PathBuf>,
+    /// Grants the middleware named NAME (its file's stem, `org_rules` for
+    /// org_rules.wasm, or its repository's last segment for an oci://
+    /// reference) the cluster access of the policy file FILE (the format of
+    /// --policy). Repeatable.
     #[arg(
         long = "middleware-policy",
         global = true,
@@ -152,6 +166,47 @@ pub struct GlobalArgs {
     /// More logs on stderr (-v info, -vv debug, -vvv trace); KRT_LOG overrides.
     #[arg(short = 'v', long, global = true, action = ArgAction::Count)]
     pub verbose: u8,
+}
+
+/// Where a component named on the command line comes from.
+#[derive(Debug, Clone)]
+pub enum ComponentArg {
+    /// A component file.
+    File(PathBuf),
+    /// A component in a registry.
+    Oci(OciReference),
+}
+
+impl ComponentArg {
+    /// Its name in a chain: a file's stem, or a repository's last segment.
+    pub fn name(&self) -> String {
+        match self {
+            ComponentArg::File(path) => path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| path.display().to_string()),
+            ComponentArg::Oci(reference) => reference.name().to_owned(),
+        }
+    }
+}
+
+impl std::fmt::Display for ComponentArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ComponentArg::File(path) => write!(f, "'{}'", path.display()),
+            ComponentArg::Oci(reference) => write!(f, "{reference}"),
+        }
+    }
+}
+
+/// A `--component` or `--middleware` value: `oci://…` or a file.
+fn parse_component(value: &str) -> Result<ComponentArg, String> {
+    match value.starts_with(krt_host::oci::SCHEME) {
+        true => OciReference::parse(value)
+            .map(ComponentArg::Oci)
+            .map_err(|e| e.to_string()),
+        false => Ok(ComponentArg::File(PathBuf::from(value))),
+    }
 }
 
 /// A `--middleware-policy` value: `NAME=FILE`.
@@ -219,6 +274,9 @@ pub enum Command {
     /// Run krt as a Kubernetes controller reconciling Stack resources, or install it.
     #[command(subcommand)]
     Controller(ControllerCommand),
+    /// Push, pull and inspect components in OCI registries.
+    #[command(subcommand)]
+    Component(ComponentCommand),
 }
 
 /// The input, required.
@@ -273,6 +331,7 @@ impl Cli {
             Command::Import(cmd) => cmd.execute(global, &printer).await,
             Command::State(cmd) => cmd.execute(global, &printer).await,
             Command::Controller(cmd) => cmd.execute(global, &printer).await,
+            Command::Component(cmd) => cmd.execute(global, &printer).await,
         };
         result.unwrap_or_else(|e| {
             printer.error(format!("{e:#}"));
@@ -305,15 +364,39 @@ mod tests {
         let after = [&["krt", "preview", "-f", "x.yaml"][..], &chain].concat();
         for args in [before, after] {
             let cli = Cli::try_parse_from(&args).expect("parses");
-            assert_eq!(
-                cli.global.middleware,
-                [PathBuf::from("outer.wasm"), PathBuf::from("inner.wasm")]
-            );
+            let links: Vec<String> = cli
+                .global
+                .middleware
+                .iter()
+                .map(|m| m.to_string())
+                .collect();
+            assert_eq!(links, ["'outer.wasm'", "'inner.wasm'"]);
             assert_eq!(
                 cli.global.middleware_policies,
                 [("inner".to_string(), PathBuf::from("grant.yaml"))]
             );
         }
+        let oci = Cli::try_parse_from([
+            "krt",
+            "--component",
+            "oci://localhost:5000/krt/guest:v1",
+            "--middleware",
+            "oci://localhost:5000/team/org-rules@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+            "state",
+            "list",
+        ])
+        .expect("parses");
+        assert!(
+            matches!(&oci.global.component, Some(ComponentArg::Oci(r)) if r.tag() == Some("v1"))
+        );
+        assert_eq!(oci.global.middleware[0].name(), "org-rules");
+        let err = Cli::try_parse_from(["krt", "--component", "oci://guest:v1", "state", "list"])
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("'guest' is not a registry host")
+                || err.to_string().contains("no repository"),
+            "{err}"
+        );
         let err =
             Cli::try_parse_from(["krt", "--middleware-policy", "grant.yaml", "state", "list"])
                 .unwrap_err();

@@ -1,10 +1,13 @@
 //! What the commands share: the checked input stack, a connected cluster with
 //! a component runtime, and the state backend.
 
-use crate::args::{ClusterArg, GlobalArgs, InputArgs, ModeArg, StateArg, StateOrInputArgs};
+use crate::args::{
+    ClusterArg, ComponentArg, GlobalArgs, InputArgs, ModeArg, StateArg, StateOrInputArgs,
+};
 use crate::output::Printer;
 use anyhow::Context;
 use krt_guest::model::{ApplyMode, Resource};
+use krt_host::oci::{OciOptions, OciStore, RegistryCredentials};
 use krt_host::policy::Policy;
 use krt_host::{
     ClusterChoice, ComponentRuntime, ComponentSource, ConnectOptions, Connected, EngineOptions,
@@ -25,6 +28,10 @@ pub struct Session {
     pub backend: Box<dyn StateBackend>,
     /// Which cluster this is, as a state records it.
     pub cluster: ClusterIdentity,
+    /// The chain, middleware outermost first then the runtime, as a state
+    /// records it: files by path, registry components pinned to the digest
+    /// this run resolved, `built-in` for krt's own guest.
+    pub components: Vec<String>,
     /// Keeps an embedded simulator alive.
     _connected: Connected,
 }
@@ -159,10 +166,15 @@ pub async fn open(
     let connected = connect(&connect_options(global, Some(concurrency))).await?;
     printer.note(format!("using {}", connected.description));
     let cluster = connected.identity().await?;
-    let source = match &global.component {
-        Some(path) => ComponentSource::File(path.clone()),
-        None => ComponentSource::Default,
+    let mut registries = Registries::new(global);
+    let (source, runtime_name) = match &global.component {
+        Some(arg) => registries.source(arg, printer).await?,
+        None => (ComponentSource::Default, "built-in".to_owned()),
     };
+    let mut links = Vec::new();
+    for arg in &global.middleware {
+        links.push((arg.name(), registries.source(arg, printer).await?));
+    }
     let mut engine = EngineOptions::default();
     engine.max_instances = engine
         .max_instances
@@ -171,8 +183,13 @@ pub async fn open(
         .limits
         .call_timeout
         .max(watch_timeout + Duration::from_secs(30));
+    let components: Vec<String> = links
+        .iter()
+        .map(|(_, (_, recorded))| recorded.clone())
+        .chain([runtime_name])
+        .collect();
     let mut chain = ComponentRuntime::builder(source);
-    for middleware in middleware(global, &engine)? {
+    for middleware in middleware(global, links, &engine)? {
         chain = chain.middleware(middleware);
     }
     let runtime = chain
@@ -183,7 +200,7 @@ pub async fn open(
                 "failed to load the chain (the --middleware components, then the runtime)"
                     .to_owned()
             }
-            (Some(p), true) => format!("failed to load the runtime component '{}'", p.display()),
+            (Some(c), true) => format!("failed to load the runtime component {c}"),
             (None, true) => "failed to load the built-in runtime component".to_owned(),
         })?;
     let backend: Box<dyn StateBackend> = match global.state {
@@ -216,25 +233,29 @@ pub async fn open(
         runtime: runtime.with_policy(policy),
         backend,
         cluster,
+        components,
         _connected: connected,
     })
 }
 
 /// The `--middleware` links, outermost first, each named after its file's
-/// stem, with the runtime's limits (so its wall-clock limit covers the
+/// stem or its repository's last segment, with the runtime's limits (so its wall-clock limit covers the
 /// runtime's) and the cluster access `--middleware-policy` grants it: none
 /// without.
 ///
 /// # Errors
 /// A `--middleware-policy` naming no middleware, or a policy file that
 /// cannot be read or parsed.
-fn middleware(global: &GlobalArgs, engine: &EngineOptions) -> anyhow::Result<Vec<Middleware>> {
-    let mut links: Vec<Middleware> = global
-        .middleware
-        .iter()
-        .map(|path| Middleware {
+fn middleware(
+    global: &GlobalArgs,
+    links: Vec<(String, (ComponentSource, String))>,
+    engine: &EngineOptions,
+) -> anyhow::Result<Vec<Middleware>> {
+    let mut links: Vec<Middleware> = links
+        .into_iter()
+        .map(|(name, (source, _))| Middleware {
             limits: engine.limits.clone(),
-            ..Middleware::file(path)
+            ..Middleware::new(name, source)
         })
         .collect();
     for (name, file) in &global.middleware_policies {
@@ -243,7 +264,7 @@ fn middleware(global: &GlobalArgs, engine: &EngineOptions) -> anyhow::Result<Vec
             let names: Vec<String> = global
                 .middleware
                 .iter()
-                .map(|p| format!("`{}`", Middleware::file(p).name))
+                .map(|m| format!("`{}`", m.name()))
                 .collect();
             anyhow::bail!(
                 "--middleware-policy {name}={}: no --middleware is named `{name}` (a middleware \
@@ -333,4 +354,76 @@ pub async fn open_targets(
     let state = session.load_state(&global.stack, printer).await?;
     let targets = krt_stack::targets(input.as_ref(), &state);
     Ok(Some((session, state, targets)))
+}
+
+/// The registries of a run, set up on first use from the global options:
+/// `--insecure-registry`, `--registry-ca` and the user's Docker credentials.
+pub struct Registries<'a> {
+    global: &'a GlobalArgs,
+    store: Option<OciStore>,
+}
+
+impl<'a> Registries<'a> {
+    /// Nothing set up yet.
+    pub fn new(global: &'a GlobalArgs) -> Self {
+        Registries {
+            global,
+            store: None,
+        }
+    }
+
+    /// The store, built on first use.
+    ///
+    /// # Errors
+    /// An unreadable credentials file, CA file or cache directory.
+    pub fn store(&mut self) -> anyhow::Result<&OciStore> {
+        if self.store.is_none() {
+            let credentials = RegistryCredentials::from_user_config()
+                .context("cannot read the registry credentials file")?;
+            self.store = Some(OciStore::new(OciOptions {
+                insecure_registries: self.global.insecure_registries.clone(),
+                ca_certificates: self.global.registry_cas.clone(),
+                credentials,
+                ..OciOptions::default()
+            })?);
+        }
+        Ok(self.store.as_ref().expect("set above"))
+    }
+
+    /// `arg` as a component source and as a state records it. A registry
+    /// component is fetched now (a tag resolved to its digest, which is
+    /// printed) and loaded by that digest, from the cache.
+    ///
+    /// # Errors
+    /// As [`OciStore::fetch`].
+    pub async fn source(
+        &mut self,
+        arg: &ComponentArg,
+        printer: &Printer,
+    ) -> anyhow::Result<(ComponentSource, String)> {
+        match arg {
+            ComponentArg::File(path) => Ok((
+                ComponentSource::File(path.clone()),
+                path.display().to_string(),
+            )),
+            ComponentArg::Oci(reference) => {
+                let store = self.store()?.clone();
+                let fetched = store.fetch(reference).await?;
+                printer.note(format!(
+                    "component {reference}: {} ({}, {} bytes)",
+                    fetched.digest,
+                    if fetched.cached { "cached" } else { "pulled" },
+                    fetched.component.len()
+                ));
+                let recorded = fetched.pinned.to_string();
+                Ok((
+                    ComponentSource::Oci {
+                        reference: fetched.pinned,
+                        store,
+                    },
+                    recorded,
+                ))
+            }
+        }
+    }
 }

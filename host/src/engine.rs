@@ -7,6 +7,7 @@ use crate::bindings::{logic as l, observed as o, runtime as rt};
 use crate::compile_cache::CompileCache;
 use crate::error::Error;
 use crate::link::Limits;
+use crate::oci::{OciReference, OciStore};
 use crate::state::HostState;
 use crate::wit::WIT_VERSION;
 use std::path::PathBuf;
@@ -67,6 +68,14 @@ pub enum ComponentSource {
     File(PathBuf),
     /// Component bytes in memory.
     Bytes(Arc<[u8]>),
+    /// A component in an OCI registry, fetched through `store` (its cache
+    /// first for a digest reference).
+    Oci {
+        /// The reference: a tag is resolved on every load.
+        reference: OciReference,
+        /// The registries' settings and the cache.
+        store: OciStore,
+    },
 }
 
 /// Engine settings.
@@ -307,11 +316,13 @@ async fn compile(
                 source,
             })?)
         }
+        ComponentSource::Oci { reference, store } => store.fetch(reference).await?.component,
     };
     let name = match source {
         ComponentSource::File(path) => format!("component '{}'", path.display()),
         ComponentSource::Default => "the built-in guest".to_string(),
         ComponentSource::Bytes(_) => "the component".to_string(),
+        ComponentSource::Oci { reference, .. } => format!("component '{reference}'"),
     };
     let shared = shared.clone();
     let (compiled, cached) = tokio::task::spawn_blocking(move || match &shared.cache {

@@ -31,6 +31,9 @@ pub enum Error {
         #[source]
         source: krt_guest::model::ApiError,
     },
+    /// A component could not be fetched from its registry.
+    #[error(transparent)]
+    Oci(#[from] crate::oci::OciError),
     /// The component file could not be read.
     #[error("failed to read component '{}'", path.display())]
     ReadComponent {

@@ -25,6 +25,7 @@ mod error;
 mod imports;
 mod link;
 mod native;
+pub mod oci;
 pub mod policy;
 mod runtime;
 mod secret_state;

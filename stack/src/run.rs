@@ -24,6 +24,7 @@ pub struct Run<'a> {
     lock: Box<dyn StateLock>,
     state: State,
     binding: Option<Binding>,
+    components: Option<Vec<String>>,
 }
 
 /// What a walk of a [`Run`] did, and whether its state was saved.
@@ -64,6 +65,7 @@ impl<'a> Run<'a> {
                 lock,
                 state,
                 binding,
+                components: None,
             }),
             Err(e) => {
                 if let Err(unlock) = lock.release().await {
@@ -77,6 +79,13 @@ impl<'a> Run<'a> {
     /// The state as loaded under the lock.
     pub fn state(&self) -> &State {
         &self.state
+    }
+
+    /// Records `components` as the run's chain ([`State::components`]) with
+    /// the walk's first save.
+    pub fn with_components(mut self, components: Vec<String>) -> Self {
+        self.components = Some(components);
+        self
     }
 
     /// How the state was bound to the cluster, when [`open`](Run::open) was given one.
@@ -99,6 +108,9 @@ impl<'a> Run<'a> {
         events: &dyn EventSink,
     ) -> Result<Ran, StateError> {
         let recorder = Recorder::new(self.backend, self.state);
+        if let Some(components) = &self.components {
+            recorder.components(components);
+        }
         let reports = apply(runtime, stack, plan, &recorder, settings, events).await;
         finish(recorder, self.lock, reports).await
     }
@@ -116,6 +128,9 @@ impl<'a> Run<'a> {
         events: &dyn EventSink,
     ) -> Result<Ran, StateError> {
         let recorder = Recorder::new(self.backend, self.state);
+        if let Some(components) = &self.components {
+            recorder.components(components);
+        }
         let reports = destroy(runtime, targets, &recorder, settings, events).await;
         finish(recorder, self.lock, reports).await
     }

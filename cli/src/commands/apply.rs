@@ -184,7 +184,10 @@ impl ApplyCommand {
             .write
             .open(global, printer, self.timeout, &stack)
             .await?;
-        let run = session.run(&global.stack, printer).await?;
+        let run = session
+            .run(&global.stack, printer)
+            .await?
+            .with_components(session.components.clone());
         self.run(global, printer, &stack, &session, run).await
     }
 

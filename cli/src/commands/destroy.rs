@@ -76,7 +76,10 @@ impl DestroyCommand {
             usize::from(self.concurrency),
         )
         .await?;
-        let run = session.run(&global.stack, printer).await?;
+        let run = session
+            .run(&global.stack, printer)
+            .await?
+            .with_components(session.components.clone());
         self.run(global, printer, input, &session, run).await
     }
 

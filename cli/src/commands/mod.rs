@@ -2,6 +2,7 @@
 //! runs krt-stack's walk and prints the result.
 
 mod apply;
+mod component;
 mod controller;
 mod destroy;
 mod drift;
@@ -12,6 +13,7 @@ mod state;
 mod watch;
 
 pub use apply::ApplyCommand;
+pub use component::ComponentCommand;
 pub use controller::ControllerCommand;
 pub use destroy::DestroyCommand;
 pub use drift::DriftCommand;

@@ -47,6 +47,11 @@ pub struct State {
     /// object with this UID is deleted.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub uids: BTreeMap<String, String>,
+    /// The component chain of the last run that applied or destroyed:
+    /// middleware outermost first, then the runtime; a registry component
+    /// pinned to the digest that run resolved (`oci://…@sha256:…`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub components: Vec<String>,
 }
 
 /// Which cluster a state describes: the `kube-system` Namespace's UID (as
@@ -114,6 +119,7 @@ impl State {
             cluster: None,
             resources: Vec::new(),
             uids: BTreeMap::new(),
+            components: Vec::new(),
         }
     }
 

@@ -102,6 +102,15 @@ impl<'a> Recorder<'a> {
         rec.version += 1;
     }
 
+    /// Records the component chain of this run (see [`State::components`]).
+    pub fn components(&self, components: &[String]) {
+        let mut rec = self.lock();
+        if rec.state.components != components {
+            rec.state.components = components.to_vec();
+            rec.version += 1;
+        }
+    }
+
     /// Forgets the resource with this ID (it was deleted).
     pub fn remove(&self, id: &str) {
         let mut rec = self.lock();

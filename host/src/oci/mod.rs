@@ -1,0 +1,85 @@
+//! Components from OCI registries: `oci://` references, pulls and pushes in
+//! the CNCF Wasm OCI artifact layout (bytecodealliance's `oci-wasm` over
+//! `oci-client`), Docker-format registry credentials, and a cache keyed by
+//! digest and checked on every read, so a digest already pulled works offline.
+
+mod blobs;
+mod credentials;
+mod error;
+mod reference;
+mod store;
+
+pub use credentials::{CredentialProblem, CredentialsError, RegistryCredentials};
+pub use error::OciError;
+pub use reference::{OciReference, ReferenceError, SCHEME};
+pub use store::{Fetched, Inspection, OciOptions, OciStore, Pushed};
+
+/// The `kusion:runtime` world a component with these imports and exports
+/// (as the Wasm OCI config lists them, `ns:pkg/iface@version`) targets:
+/// `kusion:runtime/kubernetes-runtime@V` for a runtime,
+/// `kusion:runtime/middleware@V` or `kusion:runtime/cluster-middleware@V`
+/// for a middleware; `None` when it exports no `kusion:runtime/runtime`.
+pub fn world_of(imports: &[String], exports: &[String]) -> Option<String> {
+    let runtime = |name: &String| {
+        name.strip_prefix("kusion:runtime/runtime@")
+            .map(str::to_owned)
+    };
+    let version = exports.iter().find_map(runtime)?;
+    let imports_interface = |iface: &str| {
+        imports.iter().any(|i| {
+            i.strip_prefix("kusion:runtime/")
+                .is_some_and(|rest| rest.split('@').next() == Some(iface))
+        })
+    };
+    let world = match (
+        imports_interface("runtime"),
+        imports_interface("kubernetes"),
+    ) {
+        (true, true) => "cluster-middleware",
+        (true, false) => "middleware",
+        (false, _) => "kubernetes-runtime",
+    };
+    Some(format!("kusion:runtime/{world}@{version}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::world_of;
+
+    #[test]
+    fn worlds_by_imports() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let exports = s(&["kusion:runtime/runtime@0.1.2"]);
+        assert_eq!(
+            world_of(
+                &s(&[
+                    "kusion:runtime/kubernetes@0.1.2",
+                    "kusion:runtime/host@0.1.2"
+                ]),
+                &exports
+            )
+            .as_deref(),
+            Some("kusion:runtime/kubernetes-runtime@0.1.2")
+        );
+        assert_eq!(
+            world_of(
+                &s(&["kusion:runtime/runtime@0.1.2", "kusion:runtime/host@0.1.2"]),
+                &exports
+            )
+            .as_deref(),
+            Some("kusion:runtime/middleware@0.1.2")
+        );
+        assert_eq!(
+            world_of(
+                &s(&[
+                    "kusion:runtime/runtime@0.1.2",
+                    "kusion:runtime/kubernetes@0.1.2"
+                ]),
+                &exports
+            )
+            .as_deref(),
+            Some("kusion:runtime/cluster-middleware@0.1.2")
+        );
+        assert_eq!(world_of(&[], &s(&["wasi:cli/run@0.2.0"])), None);
+    }
+}
