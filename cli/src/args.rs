@@ -117,8 +117,8 @@ pub struct GlobalArgs {
     /// grants it.
     #[arg(long = "middleware", global = true, value_name = "FILE|oci://REF", value_parser = parse_component)]
     pub middleware: Vec<ComponentArg>,
-    /// Reach the registry HOST[:PORT] over plain HTTP (localhost, 127.0.0.1
-    /// and [::1] always are). Repeatable.
+    /// Reach the registry HOST[:PORT] over plain HTTP (localhost and
+    /// 127.0.0.1 always are). Repeatable.
     #[arg(long = "insecure-registry", global = true, value_name = "HOST")]
     pub insecure_registries: Vec<String>,
     /// Trust this CA certificate (PEM) for registries, beside the system's

@@ -11,7 +11,9 @@
 //! - [`assert_contains`] to check a text and [`run_ok`] to run a tool, each showing what
 //!   failed;
 //! - [`cache_dir`]: the compiled-component cache the tests share;
-//! - [`kinds`]: one manifest of every kind krt-sim serves for writing.
+//! - [`kinds`]: one manifest of every kind krt-sim serves for writing;
+//! - [`TestRegistry`]: a real OCI registry (docker-registry) on loopback, with basic auth and
+//!   TLS when asked.
 
 mod assert;
 mod cluster;
@@ -20,6 +22,7 @@ pub mod kinds;
 mod krt;
 mod proxy;
 mod real;
+mod registry;
 mod standin;
 
 pub use assert::{assert_contains, run_ok};
@@ -30,4 +33,5 @@ pub use krt::{
     temp_dir, workspace,
 };
 pub use real::{KUBECONFIG_VAR, real_tier};
+pub use registry::{RegistrySetup, TestRegistry};
 pub use standin::StandIn;

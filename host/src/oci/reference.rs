@@ -56,8 +56,7 @@ impl OciReference {
         if repository.is_empty() {
             return Err(bad("empty repository"));
         }
-        let inner = oci_client::Reference::from_str(rest).map_err(|e| bad(&e.to_string()))?;
-        if let Some(digest) = inner.digest() {
+        if let Some((_, digest)) = rest.rsplit_once('@') {
             let hex = digest.strip_prefix("sha256:").unwrap_or("");
             let valid =
                 hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
@@ -67,6 +66,7 @@ impl OciReference {
                 )));
             }
         }
+        let inner = oci_client::Reference::from_str(rest).map_err(|e| bad(&e.to_string()))?;
         Ok(OciReference { inner })
     }
 
@@ -119,15 +119,12 @@ impl OciReference {
     }
 
     /// Whether the registry is reached over plain HTTP without being named
-    /// insecure: `localhost`, `127.0.0.1` and `[::1]` (any port), as Docker
-    /// treats them.
+    /// insecure: `localhost` and `127.0.0.1` (any port), as Docker treats
+    /// them.
     pub(crate) fn is_loopback_host(&self) -> bool {
         let registry = self.registry();
-        let host = match registry.strip_prefix('[') {
-            Some(v6) => v6.split(']').next().unwrap_or(v6),
-            None => registry.split(':').next().unwrap_or(registry),
-        };
-        matches!(host, "localhost" | "127.0.0.1" | "::1")
+        let host = registry.split(':').next().unwrap_or(registry);
+        matches!(host, "localhost" | "127.0.0.1")
     }
 
     /// The reference as oci-client takes it.
@@ -189,7 +186,6 @@ mod tests {
         for (text, loopback) in [
             ("localhost:5000/a:b", true),
             ("127.0.0.1:5000/a:b", true),
-            ("[::1]:5000/a:b", true),
             ("127.0.0.2:5000/a:b", false),
             ("registry.example.com/a:b", false),
         ] {

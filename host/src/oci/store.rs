@@ -24,8 +24,8 @@ pub struct OciOptions {
     /// The content-addressed cache of pulled artifacts; `None` pulls every
     /// time (and nothing works offline).
     pub cache_dir: Option<PathBuf>,
-    /// Registries (`host[:port]`) reached over plain HTTP. `localhost`,
-    /// `127.0.0.1` and `[::1]` always are, as Docker reaches them.
+    /// Registries (`host[:port]`) reached over plain HTTP. `localhost` and
+    /// `127.0.0.1` always are, as Docker reaches them.
     pub insecure_registries: Vec<String>,
     /// CA certificate files (PEM) trusted for registries, beside the
     /// system's roots.

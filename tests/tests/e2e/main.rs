@@ -20,6 +20,7 @@ mod logic;
 mod middleware;
 mod observed;
 mod ownership;
+mod registry;
 mod requests;
 mod retries;
 mod runtime_api;

@@ -528,7 +528,7 @@ async fn the_cli_runs_a_chain_and_names_the_grant_a_refused_middleware_needs() {
 
 /// The JavaScript middleware `examples/js-labels`, built once per test run by its
 /// script; `None` (after printing why) when node and npm are missing outside CI.
-fn js_labels() -> Option<&'static PathBuf> {
+pub(crate) fn js_labels() -> Option<&'static PathBuf> {
     static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
     BUILT
         .get_or_init(|| {

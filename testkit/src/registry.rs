@@ -1,0 +1,212 @@
+//! A real OCI registry for tests: Debian's `docker-registry` (the CNCF
+//! distribution registry 2.8) on loopback, with its storage in a temporary
+//! directory, optionally behind htpasswd basic auth and TLS under a CA made
+//! here.
+
+use rcgen::{
+    BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
+    KeyPair, KeyUsagePurpose, SanType,
+};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The registry's binary, as Debian installs it.
+const BINARY: &str = "docker-registry";
+
+/// How a test registry is set up.
+#[derive(Debug, Clone, Default)]
+pub struct RegistrySetup {
+    /// Serve TLS (on 127.0.0.2, which is not plain-HTTP loopback to krt)
+    /// with a certificate of a CA made for it; plain HTTP on 127.0.0.1
+    /// otherwise.
+    pub tls: bool,
+    /// Require this user and password (htpasswd, bcrypt).
+    pub basic_auth: Option<(String, String)>,
+}
+
+/// A running registry; dropping it stops it and removes its storage.
+pub struct TestRegistry {
+    child: Child,
+    dir: tempfile::TempDir,
+    /// `host:port`.
+    pub host: String,
+    /// The CA certificate (PEM file) when it serves TLS.
+    pub ca: Option<PathBuf>,
+    setup: RegistrySetup,
+}
+
+impl TestRegistry {
+    /// Starts a registry, or returns `None` after printing why when
+    /// `docker-registry` is not installed (`.ci/run` installs it).
+    pub fn start(setup: RegistrySetup) -> Option<TestRegistry> {
+        if Command::new(BINARY).arg("--version").output().is_err() {
+            eprintln!(
+                "skipped: `{BINARY}` is not installed (apt-get install docker-registry; .ci/run does)"
+            );
+            return None;
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("krt-registry-")
+            .tempdir()
+            .expect("a temporary directory");
+        let ip = match setup.tls {
+            true => IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)),
+            false => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        };
+        let port = free_port(ip);
+        let mut config = format!(
+            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {ip}:{port}\n",
+            dir.path().join("storage").display()
+        );
+        let mut ca = None;
+        if setup.tls {
+            let (ca_pem, cert_pem, key_pem) = certificates(ip);
+            for (name, text) in [
+                ("ca.crt", &ca_pem),
+                ("server.crt", &cert_pem),
+                ("server.key", &key_pem),
+            ] {
+                std::fs::write(dir.path().join(name), text).expect("certificate written");
+            }
+            config += &format!(
+                "  tls:\n    certificate: {}\n    key: {}\n",
+                dir.path().join("server.crt").display(),
+                dir.path().join("server.key").display()
+            );
+            ca = Some(dir.path().join("ca.crt"));
+        }
+        if let Some((user, password)) = &setup.basic_auth {
+            let hash = bcrypt::hash(password, 4).expect("bcrypt");
+            std::fs::write(dir.path().join("htpasswd"), format!("{user}:{hash}\n"))
+                .expect("htpasswd written");
+            config += &format!(
+                "auth:\n  htpasswd:\n    realm: krt-test\n    path: {}\n",
+                dir.path().join("htpasswd").display()
+            );
+        }
+        let config_path = dir.path().join("config.yml");
+        std::fs::write(&config_path, config).expect("config written");
+        // Its log (TLS handshakes refused on purpose, failed logins) stays beside its storage.
+        let log = std::fs::File::create(dir.path().join("registry.log")).expect("log file");
+        let child = Command::new(BINARY)
+            .arg("serve")
+            .arg(&config_path)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("docker-registry starts");
+        let registry = TestRegistry {
+            child,
+            dir,
+            host: format!("{ip}:{port}"),
+            ca,
+            setup,
+        };
+        registry.wait_listening(SocketAddr::new(ip, port));
+        Some(registry)
+    }
+
+    fn wait_listening(&self, address: SocketAddr) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "docker-registry did not listen on {address} within 20 s"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// `oci://HOST:PORT/REPOSITORY_AND_TAG`.
+    pub fn reference(&self, repository_and_tag: &str) -> String {
+        format!("oci://{}/{repository_and_tag}", self.host)
+    }
+
+    /// Writes `DIR/.docker/config.json` with the registry's user and
+    /// `password` (the right one or not), as `docker login` would: krt run
+    /// with `HOME=DIR` reads it.
+    pub fn login(&self, dir: &Path, password: &str) {
+        let user = self
+            .setup
+            .basic_auth
+            .as_ref()
+            .map(|(u, _)| u.as_str())
+            .unwrap_or("nobody");
+        let docker = dir.join(".docker");
+        std::fs::create_dir_all(&docker).expect(".docker");
+        let auth = base64_encode(format!("{user}:{password}").as_bytes());
+        std::fs::write(
+            docker.join("config.json"),
+            format!(
+                "{{\"auths\":{{\"{}\":{{\"auth\":\"{auth}\"}}}}}}",
+                self.host
+            ),
+        )
+        .expect("config.json written");
+    }
+
+    /// The file in the registry's storage that holds the blob `digest`
+    /// (`sha256:…`), to change it behind the registry's back.
+    pub fn blob_file(&self, digest: &str) -> PathBuf {
+        let hex = digest.strip_prefix("sha256:").expect("a sha256 digest");
+        self.dir
+            .path()
+            .join("storage/docker/registry/v2/blobs/sha256")
+            .join(&hex[..2])
+            .join(hex)
+            .join("data")
+    }
+
+    /// Stops the registry (its storage stays until the value is dropped).
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for TestRegistry {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A port free on `ip` now.
+fn free_port(ip: IpAddr) -> u16 {
+    TcpListener::bind(SocketAddr::new(ip, 0))
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// A CA (PEM), and a server certificate it signed for `ip` with its key (PEM).
+fn certificates(ip: IpAddr) -> (String, String, String) {
+    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("CA params");
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(DnType::CommonName, "krt test registry CA");
+    ca.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate().expect("CA key")).expect("CA");
+    let mut server = CertificateParams::new(Vec::<String>::new()).expect("server params");
+    server.subject_alt_names.push(SanType::IpAddress(ip));
+    server
+        .distinguished_name
+        .push(DnType::CommonName, "krt test registry");
+    server.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
+    server.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    let key = KeyPair::generate().expect("server key");
+    let cert = server.signed_by(&key, &ca).expect("server certificate");
+    (ca.pem(), cert.pem(), key.serialize_pem())
+}
+
+fn base64_encode(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}

@@ -1,0 +1,385 @@
+//! Components from a real OCI registry (docker-registry on loopback): push, pull, inspect and
+//! run, tags that move and digests that do not, blobs changed behind the registry's back,
+//! credentials, TLS under a CA of the test's own, and the cache standing in offline.
+
+use crate::middleware::js_labels;
+use crate::support::{TestCluster, krt_at, krt_in, show, temp_dir, workspace};
+use krt_testkit::{RegistrySetup, TestRegistry, local_state};
+use std::path::Path;
+
+const CONFIGMAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-oci, namespace: default}\ndata: {k: v}\n";
+
+/// krt's guest with a custom section naming `marker` appended: a valid runtime component
+/// whose digest no other test pushes.
+fn guest_marked(marker: &str) -> Vec<u8> {
+    let mut bytes = std::fs::read(workspace().join("guest-component/krt_guest.wasm")).unwrap();
+    let name = b"krt-test-marker";
+    let mut payload = vec![u8::try_from(name.len()).unwrap()];
+    payload.extend_from_slice(name);
+    payload.extend_from_slice(marker.as_bytes());
+    bytes.push(0); // a custom section
+    let mut size = payload.len();
+    loop {
+        let byte = u8::try_from(size & 0x7f).unwrap();
+        size >>= 7;
+        bytes.push(if size == 0 { byte } else { byte | 0x80 });
+        if size == 0 {
+            break;
+        }
+    }
+    bytes.extend_from_slice(&payload);
+    bytes
+}
+
+/// The `sha256:…` digest a krt line prints after `what`.
+fn digest_after(text: &str, what: &str) -> String {
+    let at = text
+        .find(what)
+        .unwrap_or_else(|| panic!("no `{what}` in:\n{text}"));
+    let rest = &text[at..];
+    let start = rest.find("sha256:").expect("a digest");
+    rest[start..start + 71].to_owned()
+}
+
+/// `krt component push FILE REF` in `dir`; the digest it printed.
+async fn push(dir: &Path, file: &Path, reference: &str, extra: &[&str]) -> String {
+    let file = file.to_str().unwrap();
+    let run = krt_in(
+        dir,
+        &[&["component", "push", file, reference][..], extra].concat(),
+        None,
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", show(&run));
+    digest_after(&run.stdout, "pushed")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_guest_pushed_pulled_inspected_and_run_from_a_registry() {
+    let Some(registry) = TestRegistry::start(RegistrySetup::default()) else {
+        return;
+    };
+    let cluster = TestCluster::start().await;
+    let dir = temp_dir("oci-guest");
+    let file = dir.path().join("guest.wasm");
+    let bytes = guest_marked("the_guest_pushed_pulled_inspected_and_run");
+    std::fs::write(&file, &bytes).unwrap();
+    let tag = registry.reference("krt/guest:v1");
+    let digest = push(dir.path(), &file, &tag, &[]).await;
+
+    let inspect = krt_in(dir.path(), &["component", "inspect", &tag], None).await;
+    assert_eq!(inspect.code, 0, "{}", show(&inspect));
+    for line in [
+        format!("digest     {digest}"),
+        format!("size       {} bytes", bytes.len()),
+        format!(
+            "world      kusion:runtime/kubernetes-runtime@{}",
+            krt_host::WIT_VERSION
+        ),
+        format!("  kusion:runtime/kubernetes@{}", krt_host::WIT_VERSION),
+        format!("  kusion:runtime/runtime@{}", krt_host::WIT_VERSION),
+    ] {
+        assert!(
+            inspect.stdout.contains(&line),
+            "no `{line}` in:\n{}",
+            inspect.stdout
+        );
+    }
+
+    let pull = krt_in(
+        dir.path(),
+        &["component", "pull", &tag, "-O", "pulled.wasm"],
+        None,
+    )
+    .await;
+    assert_eq!(pull.code, 0, "{}", show(&pull));
+    assert_eq!(
+        std::fs::read(dir.path().join("pulled.wasm")).unwrap(),
+        bytes
+    );
+
+    let apply = krt_at(
+        dir.path(),
+        &cluster.kubeconfig,
+        &["--component", &tag, "apply", "--yes", "-f", "-"],
+        Some(CONFIGMAP),
+    )
+    .await;
+    assert_eq!(apply.code, 0, "{}", show(&apply));
+    assert_eq!(
+        digest_after(&apply.stderr, &format!("component {tag}")),
+        digest
+    );
+    assert!(cluster.get_configmap("default", "from-oci").await.is_some());
+    let pinned = tag.replace(":v1", &format!("@{digest}"));
+    assert_eq!(
+        local_state(dir.path(), "default")["components"],
+        serde_json::json!([pinned])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_moved_tag_is_followed_on_the_next_run_and_a_digest_pin_is_not() {
+    let Some(registry) = TestRegistry::start(RegistrySetup::default()) else {
+        return;
+    };
+    let cluster = TestCluster::start().await;
+    let dir = temp_dir("oci-moved");
+    let tag = registry.reference("krt/moving:stable");
+    let (first, second) = (
+        dir.path().join("first.wasm"),
+        dir.path().join("second.wasm"),
+    );
+    std::fs::write(&first, guest_marked("moved-first")).unwrap();
+    std::fs::write(&second, guest_marked("moved-second")).unwrap();
+    let digest_first = push(dir.path(), &first, &tag, &[]).await;
+    let pinned_first = tag.replace(":stable", &format!("@{digest_first}"));
+
+    let preview = |component: String| {
+        let kubeconfig = cluster.kubeconfig.clone();
+        let dir = dir.path().to_path_buf();
+        async move {
+            let run = krt_at(
+                &dir,
+                &kubeconfig,
+                &["--component", &component, "preview", "-f", "-"],
+                Some(CONFIGMAP),
+            )
+            .await;
+            assert_eq!(run.code, 0, "{}", show(&run));
+            digest_after(&run.stderr, &format!("component {component}"))
+        }
+    };
+    assert_eq!(preview(tag.clone()).await, digest_first);
+    let digest_second = push(dir.path(), &second, &tag, &[]).await;
+    assert_ne!(digest_first, digest_second);
+    assert_eq!(
+        preview(tag.clone()).await,
+        digest_second,
+        "the tag is resolved on each run"
+    );
+    assert_eq!(
+        preview(pinned_first.clone()).await,
+        digest_first,
+        "a digest pin never moves"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blob_changed_in_the_registrys_storage_is_refused_and_nothing_is_applied() {
+    let Some(registry) = TestRegistry::start(RegistrySetup::default()) else {
+        return;
+    };
+    let cluster = TestCluster::start().await;
+    let dir = temp_dir("oci-tampered");
+    let file = dir.path().join("guest.wasm");
+    let mut bytes = guest_marked("tampered");
+    std::fs::write(&file, &bytes).unwrap();
+    let tag = registry.reference("krt/tampered:v1");
+    push(dir.path(), &file, &tag, &[]).await;
+    // The layer is the component's bytes: change one of them in the registry's storage.
+    let layer = format!("sha256:{}", sha256_hex(&bytes));
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(registry.blob_file(&layer), &bytes).unwrap();
+
+    let pull = krt_in(
+        dir.path(),
+        &["component", "pull", &tag, "-O", "x.wasm"],
+        None,
+    )
+    .await;
+    assert_eq!(pull.code, 1, "{}", show(&pull));
+    for part in ["digest mismatch for the component layer", &layer, "refused"] {
+        assert!(
+            pull.stderr.contains(part),
+            "no `{part}` in:\n{}",
+            pull.stderr
+        );
+    }
+    assert!(!dir.path().join("x.wasm").exists());
+    let apply = krt_at(
+        dir.path(),
+        &cluster.kubeconfig,
+        &["--component", &tag, "apply", "--yes", "-f", "-"],
+        Some(CONFIGMAP),
+    )
+    .await;
+    assert_eq!(apply.code, 1, "{}", show(&apply));
+    assert!(apply.stderr.contains("digest mismatch"), "{}", show(&apply));
+    assert!(cluster.get_configmap("default", "from-oci").await.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_tls_and_the_cache_when_the_registry_is_gone() {
+    let setup = RegistrySetup {
+        tls: true,
+        basic_auth: Some(("krt".to_owned(), "s3cret".to_owned())),
+    };
+    let Some(mut registry) = TestRegistry::start(setup) else {
+        return;
+    };
+    let cluster = TestCluster::start().await;
+    let dir = temp_dir("oci-auth");
+    let file = dir.path().join("guest.wasm");
+    std::fs::write(&file, guest_marked("credentials")).unwrap();
+    let tag = registry.reference("krt/private:v1");
+    let file_arg = file.to_str().unwrap();
+    let ca = registry.ca.clone().unwrap();
+    let ca_args = ["--registry-ca", ca.to_str().unwrap()];
+
+    let untrusted = krt_in(dir.path(), &["component", "push", file_arg, &tag], None).await;
+    assert_eq!(untrusted.code, 1, "{}", show(&untrusted));
+    let says = format!("cannot make a TLS connection to registry {}", registry.host);
+    assert!(untrusted.stderr.contains(&says), "{}", untrusted.stderr);
+
+    let anonymous = krt_in(
+        dir.path(),
+        &[&["component", "push", file_arg, &tag][..], &ca_args].concat(),
+        None,
+    )
+    .await;
+    assert_eq!(anonymous.code, 1, "{}", show(&anonymous));
+    let says = format!(
+        "registry {} refused access to {tag} (401/403) with anonymous access",
+        registry.host
+    );
+    assert!(anonymous.stderr.contains(&says), "{}", anonymous.stderr);
+
+    registry.login(dir.path(), "wrong");
+    let wrong = krt_in(
+        dir.path(),
+        &[&["component", "pull", &tag][..], &ca_args].concat(),
+        None,
+    )
+    .await;
+    assert_eq!(wrong.code, 1, "{}", show(&wrong));
+    let says = format!(
+        "registry {} refused access to {tag} (401/403) with the credentials of user 'krt'",
+        registry.host
+    );
+    assert!(wrong.stderr.contains(&says), "{}", wrong.stderr);
+
+    registry.login(dir.path(), "s3cret");
+    let digest = push(dir.path(), &file, &tag, &ca_args).await;
+    let pinned = tag.replace(":v1", &format!("@{digest}"));
+    let pull = krt_in(
+        dir.path(),
+        &[
+            &["component", "pull", &tag, "-O", "pulled.wasm"][..],
+            &ca_args,
+        ]
+        .concat(),
+        None,
+    )
+    .await;
+    assert_eq!(pull.code, 0, "{}", show(&pull));
+
+    registry.stop();
+    let offline = krt_at(
+        dir.path(),
+        &cluster.kubeconfig,
+        &[
+            &["--component", &pinned][..],
+            &ca_args,
+            &["apply", "--yes", "-f", "-"],
+        ]
+        .concat(),
+        Some(CONFIGMAP),
+    )
+    .await;
+    assert_eq!(
+        offline.code,
+        0,
+        "a cached digest needs no registry: {}",
+        show(&offline)
+    );
+    assert!(offline.stderr.contains("(cached,"), "{}", offline.stderr);
+    assert!(cluster.get_configmap("default", "from-oci").await.is_some());
+
+    let tag_offline = krt_in(
+        dir.path(),
+        &[&["component", "pull", &tag][..], &ca_args].concat(),
+        None,
+    )
+    .await;
+    assert_eq!(tag_offline.code, 1, "{}", show(&tag_offline));
+    let says = format!(
+        "registry {} is unreachable, and a tag needs the registry to be resolved",
+        registry.host
+    );
+    assert!(tag_offline.stderr.contains(&says), "{}", tag_offline.stderr);
+    let never = format!("sha256:{}", "0".repeat(64));
+    let uncached = krt_in(
+        dir.path(),
+        &[
+            &[
+                "component",
+                "pull",
+                &tag.replace(":v1", &format!("@{never}")),
+            ][..],
+            &ca_args,
+        ]
+        .concat(),
+        None,
+    )
+    .await;
+    assert_eq!(uncached.code, 1, "{}", show(&uncached));
+    let says = format!(
+        "registry {} is unreachable, and the cache has no copy of {never}",
+        registry.host
+    );
+    assert!(uncached.stderr.contains(&says), "{}", uncached.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_javascript_middleware_runs_from_a_registry() {
+    let Some(labels) = js_labels() else { return };
+    let Some(registry) = TestRegistry::start(RegistrySetup::default()) else {
+        return;
+    };
+    let cluster = TestCluster::start().await;
+    let dir = temp_dir("oci-js");
+    let tag = registry.reference("team/labels:v1");
+    let digest = push(dir.path(), labels, &tag, &[]).await;
+    let inspect = krt_in(dir.path(), &["component", "inspect", &tag], None).await;
+    let world = format!(
+        "world      kusion:runtime/middleware@{}",
+        krt_host::WIT_VERSION
+    );
+    assert!(inspect.stdout.contains(&world), "{}", show(&inspect));
+    let run = krt_at(
+        dir.path(),
+        &cluster.kubeconfig,
+        &["--middleware", &tag, "apply", "--yes", "-f", "-"],
+        Some(CONFIGMAP),
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", show(&run));
+    assert_eq!(
+        digest_after(&run.stderr, &format!("component {tag}")),
+        digest
+    );
+    let live = cluster
+        .get_configmap("default", "from-oci")
+        .await
+        .expect("applied");
+    assert_eq!(
+        live["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+        "krt"
+    );
+    let pinned = tag.replace(":v1", &format!("@{digest}"));
+    assert_eq!(
+        local_state(dir.path(), "default")["components"],
+        serde_json::json!([pinned, "built-in"])
+    );
+}
+
+/// The lowercase hex SHA-256 of `bytes`.
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
