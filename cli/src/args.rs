@@ -126,6 +126,11 @@ pub struct GlobalArgs {
     /// $DOCKER_CONFIG/config.json, else ~/.docker/config.json.
     #[arg(long = "registry-ca", global = true, value_name = "FILE")]
     pub registry_cas: Vec<PathBuf>,
+    /// Require every oci:// component to carry a cosign signature that this
+    /// public key (PEM, as cosign.pub) verifies; repeatable, any one key
+    /// suffices. An unsigned component is refused before it is compiled.
+    #[arg(long = "verify-key", global = true, value_name = "FILE")]
+    pub verify_keys: Vec<PathBuf>,
     /// Grants the middleware named NAME (its file's stem, `org_rules` for
     /// org_rules.wasm, or its repository's last segment for an oci://
     /// reference) the cluster access of the policy file FILE (the format of
@@ -300,11 +305,13 @@ pub struct StateOrInputArgs {
 impl Cli {
     /// Sets up logging on stderr: `KRT_LOG` when set, else by `-v`.
     pub fn init_logging(&self) {
-        // kube-rs logs every failed connection attempt at ERROR; krt reports
-        // the failure itself, so that noise is off unless asked for (-vv).
+        // kube-rs logs every failed connection attempt at ERROR, and
+        // sigstore warns of every signature source a component does not
+        // have; krt reports what matters itself, so that noise is off unless
+        // asked for (-vv).
         let level = match self.global.verbose {
-            0 => "warn,kube_client::client::builder=off",
-            1 => "info,kube_client::client::builder=off",
+            0 => "warn,kube_client::client::builder=off,sigstore=error",
+            1 => "info,kube_client::client::builder=off,sigstore=error",
             2 => "debug",
             _ => "trace",
         };

@@ -7,7 +7,7 @@ use crate::args::{
 use crate::output::Printer;
 use anyhow::Context;
 use krt_guest::model::{ApplyMode, Resource};
-use krt_host::oci::{OciOptions, OciStore, RegistryCredentials};
+use krt_host::oci::{OciOptions, OciStore, RegistryCredentials, VerificationPolicy, VerifyKey};
 use krt_host::policy::Policy;
 use krt_host::{
     ClusterChoice, ComponentRuntime, ComponentSource, ConnectOptions, Connected, EngineOptions,
@@ -357,7 +357,8 @@ pub async fn open_targets(
 }
 
 /// The registries of a run, set up on first use from the global options:
-/// `--insecure-registry`, `--registry-ca` and the user's Docker credentials.
+/// `--insecure-registry`, `--registry-ca`, `--verify-key` and the user's
+/// Docker credentials.
 pub struct Registries<'a> {
     global: &'a GlobalArgs,
     store: Option<OciStore>,
@@ -380,10 +381,17 @@ impl<'a> Registries<'a> {
         if self.store.is_none() {
             let credentials = RegistryCredentials::from_user_config()
                 .context("cannot read the registry credentials file")?;
+            let keys = self
+                .global
+                .verify_keys
+                .iter()
+                .map(|path| VerifyKey::from_file(path))
+                .collect::<Result<Vec<_>, _>>()?;
             self.store = Some(OciStore::new(OciOptions {
                 insecure_registries: self.global.insecure_registries.clone(),
                 ca_certificates: self.global.registry_cas.clone(),
                 credentials,
+                verification: VerificationPolicy::require(keys),
                 ..OciOptions::default()
             })?);
         }

@@ -1,4 +1,5 @@
-//! `krt component push|pull|inspect`: components in OCI registries.
+//! `krt component push|pull|inspect|generate-key-pair|sign`: components in OCI
+//! registries, and their cosign signatures.
 
 use crate::args::{ExitCode, GlobalArgs};
 use crate::output::Printer;
@@ -28,11 +29,38 @@ pub enum ComponentCommand {
         out: Option<PathBuf>,
     },
     /// Show a component's digest, size, the kusion:runtime world it targets,
-    /// and its imports and exports.
+    /// its imports and exports, and its signatures (checked with --verify-key).
     Inspect {
         /// oci://REGISTRY/REPOSITORY:TAG or …@sha256:DIGEST.
         reference: OciReference,
     },
+    /// Write a new signing key pair as cosign names it: cosign.key (encrypted
+    /// with $COSIGN_PASSWORD, empty when unset) and cosign.pub.
+    GenerateKeyPair {
+        /// The file names' prefix: PREFIX.key and PREFIX.pub.
+        #[arg(long, default_value = "cosign")]
+        output_key_prefix: String,
+    },
+    /// Sign a component in its registry as cosign does (the signature goes
+    /// under the sha256-<hex>.sig tag beside it); a tag is signed by the
+    /// digest it resolves to now.
+    Sign {
+        /// The private key (cosign.key; its password from $COSIGN_PASSWORD).
+        #[arg(long, value_name = "FILE")]
+        key: PathBuf,
+        /// oci://REGISTRY/REPOSITORY:TAG or …@sha256:DIGEST.
+        reference: OciReference,
+    },
+}
+
+/// The password of cosign keys, as cosign reads it: `$COSIGN_PASSWORD`,
+/// empty when unset.
+fn cosign_password() -> zeroize::Zeroizing<Vec<u8>> {
+    zeroize::Zeroizing::new(
+        std::env::var("COSIGN_PASSWORD")
+            .unwrap_or_default()
+            .into_bytes(),
+    )
 }
 
 /// What `push` and `pull` print as a document.
@@ -53,6 +81,8 @@ struct Described {
     world: Option<String>,
     imports: Vec<String>,
     exports: Vec<String>,
+    signatures: usize,
+    verified_by: Vec<String>,
 }
 
 impl ComponentCommand {
@@ -62,9 +92,25 @@ impl ComponentCommand {
     /// An unreadable or unwritable file, or a registry failure (named by
     /// [`OciError`](krt_host::oci::OciError)).
     pub async fn execute(self, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<ExitCode> {
+        if let ComponentCommand::GenerateKeyPair { output_key_prefix } = &self {
+            return generate_key_pair(output_key_prefix, printer);
+        }
         let mut registries = Registries::new(global);
         let store = registries.store()?;
         match self {
+            ComponentCommand::GenerateKeyPair { .. } => unreachable!("handled above"),
+            ComponentCommand::Sign { key, reference } => {
+                let pem = std::fs::read(&key)
+                    .with_context(|| format!("cannot read the key '{}'", key.display()))?;
+                let name = format!("'{}'", key.display());
+                let signed = store
+                    .sign(&reference, &name, &pem, &cosign_password())
+                    .await?;
+                printer.out(format!(
+                    "signed {reference} ({}) with {name}: {}",
+                    signed.digest, signed.signature
+                ));
+            }
             ComponentCommand::Push { file, reference } => {
                 let bytes = std::fs::read(&file)
                     .with_context(|| format!("cannot read component '{}'", file.display()))?;
@@ -128,6 +174,15 @@ impl ComponentCommand {
                     for export in &seen.exports {
                         printer.out(format!("  {export}"));
                     }
+                    let verified =
+                        match (seen.verified_by.is_empty(), global.verify_keys.is_empty()) {
+                            (_, true) => String::new(),
+                            (true, false) => ", none verified by --verify-key".to_owned(),
+                            (false, false) => {
+                                format!(", verified by {}", seen.verified_by.join(", "))
+                            }
+                        };
+                    printer.out(format!("signatures {}{verified}", seen.signatures));
                 }
                 printer.document(&Described {
                     reference: seen.pinned.to_string(),
@@ -136,9 +191,50 @@ impl ComponentCommand {
                     world: seen.world,
                     imports: seen.imports,
                     exports: seen.exports,
+                    signatures: seen.signatures,
+                    verified_by: seen.verified_by,
                 });
             }
         }
         Ok(ExitCode::Success)
     }
+}
+
+/// Writes `PREFIX.key` and `PREFIX.pub`, refusing to overwrite either.
+fn generate_key_pair(prefix: &str, printer: &Printer) -> anyhow::Result<ExitCode> {
+    let (private_file, public_file) = (
+        PathBuf::from(format!("{prefix}.key")),
+        PathBuf::from(format!("{prefix}.pub")),
+    );
+    for file in [&private_file, &public_file] {
+        anyhow::ensure!(
+            !file.exists(),
+            "'{}' exists: not overwritten",
+            file.display()
+        );
+    }
+    let (private, public) = krt_host::oci::generate_key_pair(&cosign_password())?;
+    write_private(&private_file, private.as_bytes())?;
+    std::fs::write(&public_file, public)
+        .with_context(|| format!("cannot write '{}'", public_file.display()))?;
+    printer.out(format!(
+        "wrote '{}' (private, encrypted with $COSIGN_PASSWORD) and '{}' (public)",
+        private_file.display(),
+        public_file.display()
+    ));
+    Ok(ExitCode::Success)
+}
+
+/// Writes a private key readable by its owner only.
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("cannot write '{}'", path.display()))?;
+    file.write_all(bytes)
+        .with_context(|| format!("cannot write '{}'", path.display()))
 }

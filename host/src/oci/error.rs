@@ -110,6 +110,43 @@ pub enum OciError {
         #[source]
         source: BoxError,
     },
+    /// A signing or verification key that cannot be used.
+    #[error("cannot use the key {key}")]
+    Key {
+        /// The key, for example `'cosign.pub'`.
+        key: String,
+        /// Why: unreadable, not PEM, a wrong password.
+        #[source]
+        source: BoxError,
+    },
+    /// A component that the verification policy covers carries no signature
+    /// that one of its keys verifies; refused before it is compiled.
+    #[error(
+        "{reference} ({digest}) is not signed by any of the keys tried ({keys}): {found}; refused"
+    )]
+    Unsigned {
+        /// The reference.
+        reference: String,
+        /// The manifest digest whose signatures were checked.
+        digest: String,
+        /// The keys tried, for example `'cosign.pub', 'team.pub'`.
+        keys: String,
+        /// What was found: `no signatures`, or how many that none verify.
+        found: String,
+    },
+    /// The signatures could not be read or written.
+    #[error("cannot {action} the signatures of {reference} ({digest})")]
+    Signatures {
+        /// `read` or `push`.
+        action: &'static str,
+        /// The reference.
+        reference: String,
+        /// The manifest digest.
+        digest: String,
+        /// sigstore's report.
+        #[source]
+        source: BoxError,
+    },
     /// Any other registry failure.
     #[error("registry {registry} failed on {reference}")]
     Registry {

@@ -1,18 +1,22 @@
 //! Components from OCI registries: `oci://` references, pulls and pushes in
 //! the CNCF Wasm OCI artifact layout (bytecodealliance's `oci-wasm` over
-//! `oci-client`), Docker-format registry credentials, and a cache keyed by
-//! digest and checked on every read, so a digest already pulled works offline.
+//! `oci-client`), Docker-format registry credentials, cosign-compatible
+//! signatures (sigstore-rs) required by a [`VerificationPolicy`], and a cache
+//! keyed by digest and checked on every read, so a digest already pulled (and
+//! verified) works offline.
 
 mod blobs;
 mod credentials;
 mod error;
 mod reference;
+mod signatures;
 mod store;
 
 pub use credentials::{CredentialProblem, CredentialsError, RegistryCredentials};
 pub use error::OciError;
 pub use reference::{OciReference, ReferenceError, SCHEME};
-pub use store::{Fetched, Inspection, OciOptions, OciStore, Pushed};
+pub use signatures::{VerificationPolicy, VerifyKey, generate_key_pair, signature_tag};
+pub use store::{Fetched, Inspection, OciOptions, OciStore, Pushed, Signed};
 
 /// The `kusion:runtime` world a component with these imports and exports
 /// (as the Wasm OCI config lists them, `ns:pkg/iface@version`) targets:

@@ -5,6 +5,7 @@ use super::blobs::{BlobCache, Lookup, sha256_digest};
 use super::credentials::RegistryCredentials;
 use super::error::OciError;
 use super::reference::OciReference;
+use super::signatures::{self, VerificationPolicy};
 use crate::error::BoxError;
 use oci_client::Client;
 use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol};
@@ -32,6 +33,8 @@ pub struct OciOptions {
     pub ca_certificates: Vec<PathBuf>,
     /// The credentials sent to each registry.
     pub credentials: RegistryCredentials,
+    /// Which components must be signed, by which keys.
+    pub verification: VerificationPolicy,
 }
 
 impl Default for OciOptions {
@@ -46,6 +49,7 @@ impl Default for OciOptions {
             insecure_registries: Vec::new(),
             ca_certificates: Vec::new(),
             credentials: RegistryCredentials::anonymous(),
+            verification: VerificationPolicy::none(),
         }
     }
 }
@@ -62,6 +66,15 @@ pub struct Fetched {
     /// Whether nothing was downloaded: the manifest (for a digest
     /// reference) or the layer (for a tag) was in the cache.
     pub cached: bool,
+}
+
+/// A component signed in its registry.
+#[derive(Debug, Clone)]
+pub struct Signed {
+    /// The manifest digest signed.
+    pub digest: String,
+    /// Where the signatures are: the `sha256-<hex>.sig` tag.
+    pub signature: OciReference,
 }
 
 /// A component pushed to a registry.
@@ -131,16 +144,31 @@ impl OciStore {
     /// cache is served from it without contacting the registry; a tag is
     /// resolved by the registry each time, and only what the cache lacks is
     /// downloaded. Every byte is checked against its digest: a manifest, or a
-    /// layer, whose bytes are not what its digest says is refused.
+    /// layer, whose bytes are not what its digest says is refused. When the
+    /// verification policy covers the reference, a signature one of its keys
+    /// verifies must be there (or have been seen by an earlier fetch, as the
+    /// cache records), before anything else is returned.
     ///
     /// # Errors
     /// An unreachable registry (for a digest the cache lacks, or any tag),
-    /// refused credentials, no such artifact, a digest mismatch, or an
-    /// artifact that is not a Wasm component.
+    /// refused credentials, no such artifact, a digest mismatch, an artifact
+    /// that is not a Wasm component, or no signature the policy accepts.
     pub async fn fetch(&self, reference: &OciReference) -> Result<Fetched, OciError> {
+        self.fetch_checked(reference, true).await
+    }
+
+    /// [`OciStore::fetch`], with the signature check when `verify`.
+    async fn fetch_checked(
+        &self,
+        reference: &OciReference,
+        verify: bool,
+    ) -> Result<Fetched, OciError> {
         if let Some(digest) = reference.digest()
             && let Some(component) = self.cached_component(reference, digest)?
         {
+            if verify {
+                self.verify(reference, digest).await?;
+            }
             return Ok(Fetched {
                 pinned: reference.pinned(digest),
                 digest: digest.to_owned(),
@@ -165,6 +193,10 @@ impl OciStore {
             });
         }
         let manifest = wasm_manifest(reference, &manifest_bytes)?;
+        // Signatures are checked before a byte of the component is used.
+        if verify {
+            self.verify(reference, &digest).await?;
+        }
         let layer = &manifest.layers[0];
         if let Some(component) = self.cached_blob(&layer.digest)? {
             self.put(&manifest_bytes)?;
@@ -336,12 +368,8 @@ impl OciStore {
         // kube's (an embedder that installed one keeps it).
         let _ = rustls::crypto::ring::default_provider().install_default();
         let registry = reference.registry().to_owned();
-        let mut plain = self.inner.options.insecure_registries.clone();
-        if reference.is_loopback_host() {
-            plain.push(registry.clone());
-        }
         let config = ClientConfig {
-            protocol: ClientProtocol::HttpsExcept(plain),
+            protocol: ClientProtocol::HttpsExcept(self.plain_http(reference)),
             extra_root_certificates: self.inner.roots.clone(),
             ..ClientConfig::default()
         };
@@ -352,6 +380,190 @@ impl OciStore {
         })?;
         let auth = self.inner.options.credentials.for_registry(&registry)?;
         Ok((client, auth))
+    }
+
+    /// The registries reached over plain HTTP, for `reference`'s client.
+    fn plain_http(&self, reference: &OciReference) -> Vec<String> {
+        let mut plain = self.inner.options.insecure_registries.clone();
+        if reference.is_loopback_host() {
+            plain.push(reference.registry().to_owned());
+        }
+        plain
+    }
+
+    /// A sigstore cosign client for `reference`'s registry, set up as
+    /// [`OciStore::client`]'s, and the credentials to send it.
+    fn cosign_client(
+        &self,
+        reference: &OciReference,
+    ) -> Result<(sigstore::cosign::Client, sigstore::registry::Auth), OciError> {
+        use sigstore::registry as sr;
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let config = sr::ClientConfig {
+            protocol: sr::ClientProtocol::HttpsExcept(self.plain_http(reference)),
+            extra_root_certificates: self
+                .inner
+                .roots
+                .iter()
+                .map(|c| sr::Certificate {
+                    encoding: sr::CertificateEncoding::Pem,
+                    data: c.data.clone(),
+                })
+                .collect(),
+            ..sr::ClientConfig::default()
+        };
+        let client = sigstore::cosign::ClientBuilder::default()
+            .with_oci_client_config(config)
+            .build()
+            .map_err(|e| OciError::Registry {
+                registry: reference.registry().to_owned(),
+                reference: reference.to_string(),
+                source: e.into(),
+            })?;
+        let auth = match self
+            .inner
+            .options
+            .credentials
+            .for_registry(reference.registry())?
+        {
+            RegistryAuth::Anonymous => sr::Auth::Anonymous,
+            RegistryAuth::Basic(user, password) => sr::Auth::Basic(user, password),
+            RegistryAuth::Bearer(token) => sr::Auth::Bearer(token),
+        };
+        Ok((client, auth))
+    }
+
+    /// Checks that `digest` of `reference` carries a signature one of the
+    /// policy's keys for it verifies (nothing to check when no rule covers
+    /// it). A digest verified before with one of those keys, as the cache
+    /// records, is not checked again: that is what lets it load offline.
+    async fn verify(&self, reference: &OciReference, digest: &str) -> Result<(), OciError> {
+        let keys = self.inner.options.verification.keys_for(reference);
+        if keys.is_empty() || keys.iter().any(|k| self.was_verified(digest, k)) {
+            return Ok(());
+        }
+        let layers = self.signature_layers(reference, digest).await?;
+        match keys.iter().find(|k| signatures::signed_by(&layers, k)) {
+            Some(key) => {
+                self.record_verified(digest, key);
+                Ok(())
+            }
+            None => Err(OciError::Unsigned {
+                reference: reference.to_string(),
+                digest: digest.to_owned(),
+                keys: keys
+                    .iter()
+                    .map(|k| k.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                found: match layers.len() {
+                    0 => format!(
+                        "it has no signatures (no {} tag)",
+                        signatures::signature_tag(digest)
+                    ),
+                    n => format!("it has {n} signature(s), none by these keys"),
+                },
+            }),
+        }
+    }
+
+    /// The cosign signature layers of `digest`.
+    async fn signature_layers(
+        &self,
+        reference: &OciReference,
+        digest: &str,
+    ) -> Result<Vec<sigstore::cosign::SignatureLayer>, OciError> {
+        let (mut client, auth) = self.cosign_client(reference)?;
+        signatures::layers(&mut client, &auth, reference, digest)
+            .await
+            .map_err(|e| {
+                let source: BoxError = e.into();
+                match connect_failure(source.as_ref()) {
+                    true => OciError::Unreachable {
+                        registry: reference.registry().to_owned(),
+                        cache: format!(
+                            "the signatures of {digest} are needed (the cache has no record of \
+                             their verification with these keys)"
+                        ),
+                        source,
+                    },
+                    false => OciError::Signatures {
+                        action: "read",
+                        reference: reference.to_string(),
+                        digest: digest.to_owned(),
+                        source,
+                    },
+                }
+            })
+    }
+
+    /// The cache's record that `digest` was verified with `key`.
+    fn verified_marker(&self, digest: &str, key: &signatures::VerifyKey) -> Option<PathBuf> {
+        let dir = self.inner.options.cache_dir.as_ref()?;
+        let hex = |d: &str| d.trim_start_matches("sha256:").to_owned();
+        Some(
+            dir.join("verified")
+                .join(format!("{}-{}", hex(digest), hex(&key.fingerprint()))),
+        )
+    }
+
+    fn was_verified(&self, digest: &str, key: &signatures::VerifyKey) -> bool {
+        self.verified_marker(digest, key)
+            .is_some_and(|m| m.exists())
+    }
+
+    fn record_verified(&self, digest: &str, key: &signatures::VerifyKey) {
+        if let Some(marker) = self.verified_marker(digest, key) {
+            let written = marker
+                .parent()
+                .map(std::fs::create_dir_all)
+                .unwrap_or(Ok(()))
+                .and_then(|()| std::fs::write(&marker, b""));
+            if let Err(e) = written {
+                tracing::warn!(error = %e, marker = %marker.display(), "cannot record a verified signature");
+            }
+        }
+    }
+
+    /// Signs the component `reference` names (a tag is resolved to its
+    /// digest first) with the private key PEM `private_pem` (cosign's
+    /// encrypted format with `password`, or a plain PEM), and pushes the
+    /// signature beside the signatures already there, as cosign does.
+    ///
+    /// # Errors
+    /// An unusable key or a wrong password, or a registry failure.
+    pub async fn sign(
+        &self,
+        reference: &OciReference,
+        key_name: &str,
+        private_pem: &[u8],
+        password: &[u8],
+    ) -> Result<Signed, OciError> {
+        let (client, auth) = self.client(reference)?;
+        let digest = client
+            .fetch_manifest_digest(reference.client_reference(), &auth)
+            .await
+            .map_err(|e| {
+                self.registry_error(reference, e, "a tag needs the registry to be resolved")
+            })?;
+        let layer = signatures::sign_layer(reference, &digest, key_name, private_pem, password)?;
+        let mut layers: Vec<_> = self
+            .signature_layers(reference, &digest)
+            .await?
+            .into_iter()
+            .filter(|l| l.signature.is_some())
+            .collect();
+        layers.push(layer);
+        let (mut cosign, auth) = self.cosign_client(reference)?;
+        let signature = signatures::push_layers(&mut cosign, &auth, reference, &digest, layers)
+            .await
+            .map_err(|e| OciError::Signatures {
+                action: "push",
+                reference: reference.to_string(),
+                digest: digest.clone(),
+                source: e.into(),
+            })?;
+        Ok(Signed { digest, signature })
     }
 
     /// Classifies a registry client error for `reference`; `offline` says
@@ -391,7 +603,7 @@ impl OciStore {
             _ => false,
         };
         let tls = tls_failure(&error);
-        let unreachable = matches!(&error, OciDistributionError::RequestError(e) if e.is_connect() || e.is_timeout());
+        let unreachable = connect_failure(&error);
         let source: BoxError = error.into();
         if unauthorized {
             OciError::Unauthorized {
@@ -478,17 +690,23 @@ pub struct Inspection {
     pub imports: Vec<String>,
     /// Its exports.
     pub exports: Vec<String>,
+    /// How many cosign signatures it carries.
+    pub signatures: usize,
+    /// Which of the verification policy's keys for it verify one of them.
+    pub verified_by: Vec<String>,
 }
 
 impl OciStore {
-    /// Fetches `reference` (as [`OciStore::fetch`]) and describes it; the
+    /// Fetches `reference` (as [`OciStore::fetch`], but an unsigned one too:
+    /// this only shows what is there) and describes it; the
     /// imports and exports are decoded from the component's own bytes, not
-    /// taken from the artifact's config.
+    /// taken from the artifact's config, and its signatures are counted and
+    /// checked with the policy's keys.
     ///
     /// # Errors
     /// As [`OciStore::fetch`], or a layer that is not a component.
     pub async fn inspect(&self, reference: &OciReference) -> Result<Inspection, OciError> {
-        let fetched = self.fetch(reference).await?;
+        let fetched = self.fetch_checked(reference, false).await?;
         let bytes = fetched.component.clone();
         let described =
             tokio::task::spawn_blocking(move || oci_wasm::Component::from_raw_component(&*bytes))
@@ -501,6 +719,18 @@ impl OciStore {
                     name: reference.to_string(),
                     source: e.into(),
                 })?;
+        let layers = self
+            .signature_layers(&fetched.pinned, &fetched.digest)
+            .await?;
+        let verified_by = self
+            .inner
+            .options
+            .verification
+            .keys_for(reference)
+            .into_iter()
+            .filter(|k| signatures::signed_by(&layers, k))
+            .map(|k| k.name.clone())
+            .collect();
         let mut imports = described.imports;
         let mut exports = described.exports;
         imports.sort();
@@ -512,6 +742,8 @@ impl OciStore {
             size: fetched.component.len(),
             imports,
             exports,
+            signatures: layers.len(),
+            verified_by,
         })
     }
 }
@@ -533,6 +765,25 @@ fn tls_failure(error: &OciDistributionError) -> bool {
             Some(inner) => Some(inner as &(dyn std::error::Error + 'static)),
             None => e.source(),
         };
+    }
+    false
+}
+
+/// Whether `error` is a failure to connect (or a time-out), found down its
+/// chain of sources.
+fn connect_failure(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        // oci-client's request error is transparent: its source skips the
+        // reqwest error it holds.
+        let request = match e.downcast_ref::<OciDistributionError>() {
+            Some(OciDistributionError::RequestError(r)) => Some(r),
+            _ => e.downcast_ref::<reqwest::Error>(),
+        };
+        if request.is_some_and(|r| r.is_connect() || r.is_timeout()) {
+            return true;
+        }
+        cause = e.source();
     }
     false
 }

@@ -1,9 +1,11 @@
 //! Components from a real OCI registry (docker-registry on loopback): push, pull, inspect and
 //! run, tags that move and digests that do not, blobs changed behind the registry's back,
-//! credentials, TLS under a CA of the test's own, and the cache standing in offline.
+//! credentials, TLS under a CA of the test's own, the cache standing in offline, and cosign
+//! signatures required by a verification policy.
 
 use crate::middleware::js_labels;
 use crate::support::{TestCluster, krt_at, krt_in, show, temp_dir, workspace};
+use krt_testkit::krt_env;
 use krt_testkit::{RegistrySetup, TestRegistry, local_state};
 use std::path::Path;
 
@@ -382,4 +384,171 @@ fn sha256_hex(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_verification_policy_refuses_unsigned_and_wrongly_signed_components() {
+    let Some(registry) = TestRegistry::start(RegistrySetup::default()) else {
+        return;
+    };
+    let cluster = TestCluster::start().await;
+    let dir = temp_dir("oci-signed");
+    let password = [("COSIGN_PASSWORD", "correct horse")];
+    for prefix in ["cosign", "other"] {
+        let run = krt_env(
+            dir.path(),
+            &[
+                "component",
+                "generate-key-pair",
+                "--output-key-prefix",
+                prefix,
+            ],
+            &password,
+            None,
+        )
+        .await;
+        assert_eq!(run.code, 0, "{}", show(&run));
+    }
+    let again = krt_env(
+        dir.path(),
+        &["component", "generate-key-pair"],
+        &password,
+        None,
+    )
+    .await;
+    assert_eq!(
+        again.code,
+        1,
+        "an existing key is not overwritten: {}",
+        show(&again)
+    );
+    let file = dir.path().join("guest.wasm");
+    std::fs::write(&file, guest_marked("signed")).unwrap();
+    let tag = registry.reference("krt/signed:v1");
+    let digest = push(dir.path(), &file, &tag, &[]).await;
+    let apply = || {
+        let (dir, kubeconfig, tag) = (
+            dir.path().to_path_buf(),
+            cluster.kubeconfig.clone(),
+            tag.clone(),
+        );
+        async move {
+            krt_at(
+                &dir,
+                &kubeconfig,
+                &[
+                    "--verify-key",
+                    "cosign.pub",
+                    "--component",
+                    &tag,
+                    "apply",
+                    "--yes",
+                    "-f",
+                    "-",
+                ],
+                Some(CONFIGMAP),
+            )
+            .await
+        }
+    };
+    let sign = |key: &'static str| {
+        let (dir, tag) = (dir.path().to_path_buf(), tag.clone());
+        async move {
+            let run = krt_env(
+                &dir,
+                &["component", "sign", "--key", key, &tag],
+                &password,
+                None,
+            )
+            .await;
+            assert_eq!(run.code, 0, "{}", show(&run));
+        }
+    };
+
+    let unsigned = apply().await;
+    assert_eq!(unsigned.code, 1, "{}", show(&unsigned));
+    let says = format!(
+        "{tag} ({digest}) is not signed by any of the keys tried ('cosign.pub'): it has no signatures"
+    );
+    assert!(unsigned.stderr.contains(&says), "{}", unsigned.stderr);
+    assert!(cluster.get_configmap("default", "from-oci").await.is_none());
+
+    sign("other.key").await;
+    let wrong = apply().await;
+    assert_eq!(wrong.code, 1, "{}", show(&wrong));
+    assert!(
+        wrong
+            .stderr
+            .contains("it has 1 signature(s), none by these keys; refused"),
+        "{}",
+        wrong.stderr
+    );
+    assert!(cluster.get_configmap("default", "from-oci").await.is_none());
+
+    let wrong_password = krt_env(
+        dir.path(),
+        &["component", "sign", "--key", "cosign.key", &tag],
+        &[("COSIGN_PASSWORD", "nope")],
+        None,
+    )
+    .await;
+    assert_eq!(wrong_password.code, 1, "{}", show(&wrong_password));
+    assert!(
+        wrong_password
+            .stderr
+            .contains("cannot use the key 'cosign.key'"),
+        "{}",
+        wrong_password.stderr
+    );
+
+    sign("cosign.key").await;
+    let signed = apply().await;
+    assert_eq!(signed.code, 0, "{}", show(&signed));
+    assert!(cluster.get_configmap("default", "from-oci").await.is_some());
+    let inspect = krt_in(
+        dir.path(),
+        &["--verify-key", "cosign.pub", "component", "inspect", &tag],
+        None,
+    )
+    .await;
+    assert!(
+        inspect
+            .stdout
+            .contains("signatures 2, verified by 'cosign.pub'"),
+        "{}",
+        show(&inspect)
+    );
+
+    // The signature is cosign's: sigstore-rs's own cosign client finds it under the
+    // `sha256-<hex>.sig` tag and its public-key verifier accepts it.
+    use sigstore::cosign::verification_constraint::{PublicKeyVerifier, VerificationConstraint};
+    use sigstore::cosign::{CosignCapabilities, verify_constraints};
+    let mut cosign = sigstore::cosign::ClientBuilder::default()
+        .with_oci_client_config(sigstore::registry::ClientConfig {
+            protocol: sigstore::registry::ClientProtocol::Http,
+            ..Default::default()
+        })
+        .build()
+        .unwrap();
+    let image: sigstore::registry::OciReference = format!("{}/krt/signed@{digest}", registry.host)
+        .parse()
+        .unwrap();
+    let (signature_image, signed_digest) = cosign
+        .triangulate(&image, &sigstore::registry::Auth::Anonymous)
+        .await
+        .unwrap();
+    assert_eq!(signed_digest, digest);
+    assert_eq!(
+        signature_image.tag(),
+        Some(krt_host::oci::signature_tag(&digest).as_str())
+    );
+    let layers = cosign
+        .trusted_signature_layers(&sigstore::registry::Auth::Anonymous, &image)
+        .await
+        .unwrap();
+    assert_eq!(layers.len(), 2);
+    let public = std::fs::read(dir.path().join("cosign.pub")).unwrap();
+    let constraints: Vec<Box<dyn VerificationConstraint>> =
+        vec![Box::new(PublicKeyVerifier::try_from(&public).unwrap())];
+    verify_constraints(&layers, constraints.iter()).expect("sigstore-rs verifies krt's signature");
 }
