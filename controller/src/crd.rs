@@ -73,6 +73,12 @@ pub struct StackSpec {
     /// (single-tenant installs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_account_name: Option<String>,
+    /// `kubernetes.io/dockerconfigjson` Secrets of the Stack's namespace with
+    /// the credentials of the registries its `oci` components are in, tried
+    /// before the `imagePullSecrets` of its ServiceAccount (as a Pod's are);
+    /// read as the Stack's identity.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub image_pull_secrets: Vec<SecretName>,
 }
 
 fn default_interval() -> String {
@@ -111,7 +117,7 @@ pub struct ConfigMapManifests {
     pub key: Option<String>,
 }
 
-/// Where a component comes from: exactly one of `path` and `configMap`.
+/// Where a component comes from: exactly one of `path`, `configMap` and `oci`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ComponentRef {
@@ -121,6 +127,25 @@ pub struct ComponentRef {
     /// A `binaryData` key of a ConfigMap (of the Stack's namespace unless it names another).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_map: Option<BinaryKey>,
+    /// A component in an OCI registry, pulled with the Stack's pull secrets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oci: Option<OciComponent>,
+}
+
+/// A component in an OCI registry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct OciComponent {
+    /// `oci://REGISTRY/REPOSITORY:TAG` (resolved to a digest on each
+    /// reconcile) or `oci://REGISTRY/REPOSITORY@sha256:DIGEST`.
+    #[serde(rename = "ref")]
+    pub reference: String,
+}
+
+/// A Secret of the Stack's namespace, by name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SecretName {
+    /// The Secret's name.
+    pub name: String,
 }
 
 /// One `binaryData` key of a ConfigMap.
@@ -168,6 +193,11 @@ pub struct StackStatus {
     /// The digest of the inputs last applied successfully (`sha256:…`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_applied_revision: Option<String>,
+    /// The component chain last applied: middleware outermost first, then
+    /// the runtime; a registry component pinned to the digest its tag
+    /// resolved to (`oci://…@sha256:…`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub components: Vec<String>,
     /// The digest of the inputs last attempted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_attempted_revision: Option<String>,

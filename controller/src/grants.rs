@@ -9,12 +9,17 @@
 //!   clusterScoped: true       # cluster-scoped kinds (Namespace, ClusterRole, CRDs, ...)
 //! - stacks: ["team-*"]
 //!   namespaces: ["shared-config"]
+//! verification:               # registry components that must be signed (cosign)
+//! - stacks: ["team-*"]        # namespaces of the Stacks the rule is for (globs)
+//!   references: ["oci://registry.example.com/*"]  # all `oci` components when empty
+//!   keys: [/etc/krt/keys/cosign.pub]              # one of them must verify a signature
 //! ```
 //!
 //! Each Stack becomes one [`Policy`] that krt's sandbox enforces at every
 //! cluster call of the Stack's component chain.
 
 use crate::crd::FIELD_MANAGER;
+use krt_host::oci::{OciError, VerificationPolicy, VerifyKey};
 use krt_host::policy::{Policy, glob};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -31,13 +36,29 @@ pub struct Grant {
     pub cluster_scoped: bool,
 }
 
+/// Which registry components the Stacks of some namespaces may run: those
+/// `references` match must carry a signature one of `keys` verifies.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
+pub struct VerificationRule {
+    /// Namespaces of the Stacks this rule is for (globs).
+    pub stacks: Vec<String>,
+    /// The references it covers (globs over `oci://REGISTRY/REPOSITORY`);
+    /// every `oci` component when empty.
+    pub references: Vec<String>,
+    /// Public key files (PEM, as `cosign.pub`).
+    pub keys: Vec<PathBuf>,
+}
+
 /// The controller's grants: nothing beyond a Stack's own namespace unless
-/// one of them says so.
+/// one of them says so; and the signatures registry components need.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Grants {
     /// The grants, in any order (they add up).
     pub grants: Vec<Grant>,
+    /// The verification rules, in any order (they add up).
+    pub verification: Vec<VerificationRule>,
 }
 
 /// A grants file that cannot be used.
@@ -79,6 +100,28 @@ impl Grants {
             path: path.to_path_buf(),
             message: e.to_string(),
         })
+    }
+
+    /// The signatures the `oci` components of a Stack in `namespace` need:
+    /// the rules for that namespace, their key files read now.
+    ///
+    /// # Errors
+    /// A key file that cannot be read or is not a public key.
+    pub fn verification_for(&self, namespace: &str) -> Result<VerificationPolicy, OciError> {
+        let mut policy = VerificationPolicy::none();
+        for rule in self
+            .verification
+            .iter()
+            .filter(|r| glob::any(&r.stacks, namespace))
+        {
+            let keys = rule
+                .keys
+                .iter()
+                .map(|path| VerifyKey::from_file(path))
+                .collect::<Result<Vec<_>, _>>()?;
+            policy = policy.with_rule(rule.references.clone(), keys);
+        }
+        Ok(policy)
     }
 
     /// The capability policy of a Stack in `namespace`: any kind, in that

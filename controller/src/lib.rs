@@ -33,11 +33,12 @@ pub mod status;
 pub mod tenancy;
 
 pub use crd::{Stack, StackSpec, StackStatus};
-pub use grants::{Grant, Grants, GrantsError};
+pub use grants::{Grant, Grants, GrantsError, VerificationRule};
 pub use shards::ShardSettings;
 pub use tenancy::Tenancy;
 
 use futures::StreamExt;
+use krt_host::oci::OciOptions;
 use krt_host::{EngineOptions, KubeCluster};
 use kube::runtime::controller::{self, Controller};
 use kube::runtime::events::{Recorder, Reporter};
@@ -70,6 +71,10 @@ pub struct Settings {
     /// The wasmtime engine's settings (compile cache, instance pool); the
     /// per-call time limit is raised to cover the longest `spec.timeout`.
     pub engine: EngineOptions,
+    /// How registries are reached (cache, insecure registries, CA
+    /// certificates) for `oci` components; each Stack's credentials come from
+    /// its pull secrets, and the signatures it needs from `grants`.
+    pub registries: OciOptions,
 }
 
 /// What can stop the controller from starting or running.
@@ -140,6 +145,7 @@ impl StackController {
             settings.grants.clone(),
             settings.tenancy.clone(),
             settings.component_dirs.clone(),
+            settings.registries.clone(),
             shards,
             metrics,
             Recorder::new(client, reporter),

@@ -17,6 +17,7 @@ use crate::shards::{Entered, Shards};
 use crate::sources::{self, Chain, InputError};
 use crate::status::StatusWriter;
 use crate::tenancy::Tenancy;
+use krt_host::oci::{OciError, OciOptions};
 use krt_host::{ComponentRuntime, KubeCluster};
 use krt_stack::model::{ApplyMode as RuntimeMode, ApplyOptions, ReadOptions, WatchRequest};
 use krt_stack::ownership::NOT_OURS;
@@ -92,6 +93,8 @@ pub struct Context {
     pub grants: Grants,
     /// Where `spec.component.path` may point.
     pub component_dirs: Vec<PathBuf>,
+    /// How registries are reached for `oci` components.
+    pub registries: OciOptions,
     /// Which shards this replica holds.
     pub shards: Arc<Shards>,
     /// The metrics.
@@ -114,6 +117,7 @@ impl Context {
         grants: Grants,
         tenancy: Tenancy,
         component_dirs: Vec<PathBuf>,
+        registries: OciOptions,
         shards: Arc<Shards>,
         metrics: Arc<Metrics>,
         events: EventRecorder,
@@ -126,6 +130,7 @@ impl Context {
             runtimes,
             grants,
             component_dirs,
+            registries,
             shards,
             metrics,
             events,
@@ -133,6 +138,31 @@ impl Context {
             done: Mutex::new(HashMap::new()),
             running: Mutex::new(HashSet::new()),
         }
+    }
+
+    /// Reads `stack`'s inputs as `cluster` (its identity), with the
+    /// registries' settings and its namespace's verification rules.
+    async fn read(
+        &self,
+        cluster: &KubeCluster,
+        stack: &Stack,
+    ) -> Result<sources::Inputs, InputError> {
+        let verification = self
+            .grants
+            .verification_for(stack.namespace_or_default())
+            .map_err(InputError::Oci)?;
+        let registries = sources::Registries {
+            base: &self.registries,
+            verification,
+        };
+        sources::read(
+            cluster.client(),
+            stack,
+            &self.component_dirs,
+            &self.tenancy,
+            registries,
+        )
+        .await
     }
 
     /// Forgets when Stacks were last reconciled, so that each is reconciled
@@ -472,7 +502,7 @@ async fn apply(
             return conclude(stack, ctx, &mut status, v, base, started, interval).await;
         }
     };
-    let read = sources::read(cluster.client(), stack, &ctx.component_dirs, &ctx.tenancy).await;
+    let read = ctx.read(&cluster, stack).await;
     let inputs = match read {
         Ok(inputs) => inputs,
         Err(e) => {
@@ -488,6 +518,14 @@ async fn apply(
                     message: e.to_string(),
                 },
                 e @ InputError::ReadComponent { .. } => Verdict::Failed {
+                    reason: "ComponentUnavailable",
+                    message: chain_message(&e),
+                },
+                InputError::Oci(e @ OciError::Unsigned { .. }) => Verdict::Failed {
+                    reason: "ComponentUnverified",
+                    message: chain_message(&e),
+                },
+                e @ InputError::Oci(_) => Verdict::Failed {
                     reason: "ComponentUnavailable",
                     message: chain_message(&e),
                 },
@@ -593,6 +631,7 @@ async fn apply(
     base.last_attempted_revision = Some(revision.clone());
     if !matches!(verdict, Verdict::Failed { .. }) {
         base.last_applied_revision = Some(revision);
+        base.components = inputs.chain.components();
     }
     base.resources = health;
     let wait = match verdict {
@@ -677,7 +716,7 @@ async fn cleanup(stack: &Stack, ctx: &Context, entered: &Entered) -> Result<Acti
     let policy = ctx.grants.policy_for(namespace);
     // Deleted as the Stack's account, never as the controller on its behalf.
     let cluster = ctx.cluster_for(stack).map_err(StepError::Cleanup)?;
-    let read = sources::read(cluster.client(), stack, &ctx.component_dirs, &ctx.tenancy).await;
+    let read = ctx.read(&cluster, stack).await;
     let chain = match read {
         Ok(inputs) => inputs.chain,
         Err(e) => {

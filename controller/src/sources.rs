@@ -1,13 +1,17 @@
 //! A Stack's inputs: its manifests (inline, and from ConfigMaps, read as
 //! the Stack's identity) parsed by krt-stack's manifest reader, and its component chain
-//! (files under the controller's component directories, or ConfigMap
-//! `binaryData`), all read fresh on each reconcile and summed up in a digest,
-//! the revision.
+//! (files under the controller's component directories, ConfigMap
+//! `binaryData`, or OCI registries with the Stack's pull secrets and the
+//! signatures its namespace's verification rules require), all read fresh on
+//! each reconcile and summed up in a digest, the revision.
 
 use crate::crd::{ComponentRef, Stack};
 use crate::tenancy::Tenancy;
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
 use krt_host::ComponentSource;
+use krt_host::oci::{
+    OciError, OciOptions, OciReference, OciStore, RegistryCredentials, VerificationPolicy,
+};
 use krt_stack::manifest::{self, Loaded};
 use kube::Api;
 use sha2::{Digest, Sha256};
@@ -19,7 +23,8 @@ use std::sync::Arc;
 pub struct Component {
     /// How messages name it: the file's or the key's stem.
     pub name: String,
-    /// Where it was read from: `file /path` or `ConfigMap ns/name, key k`.
+    /// Where it was read from: `file /path`, `ConfigMap ns/name, key k`, or
+    /// `oci://…@sha256:…` pinned to the digest fetched.
     pub origin: String,
     /// Its bytes.
     pub bytes: Arc<[u8]>,
@@ -57,6 +62,21 @@ impl Chain {
             None => "krt's built-in runtime".to_owned(),
         });
         parts.join(", ")
+    }
+
+    /// Where each component came from, as the Stack's status records the
+    /// chain: the middleware outermost first, then the runtime (`built-in`
+    /// for krt's own guest).
+    pub fn components(&self) -> Vec<String> {
+        self.middleware
+            .iter()
+            .map(|m| m.origin.clone())
+            .chain([self
+                .runtime
+                .as_ref()
+                .map(|c| c.origin.clone())
+                .unwrap_or_else(|| "built-in".to_owned())])
+            .collect()
     }
 
     /// A digest of every component, identifying the chain.
@@ -110,6 +130,10 @@ pub enum InputError {
         #[source]
         source: std::io::Error,
     },
+    /// A registry component could not be fetched, or is not signed as the
+    /// namespace's verification rules require.
+    #[error(transparent)]
+    Oci(#[from] OciError),
     /// Reading a ConfigMap failed.
     #[error("failed to read ConfigMap {what}")]
     Kube {
@@ -121,11 +145,22 @@ pub enum InputError {
     },
 }
 
-/// Reads the manifests and components of `stack`; ConfigMaps are read with
-/// `client` (the Stack's identity, so that its RBAC decides what it may read),
-/// from the Stack's namespace unless a reference names another (refused
-/// before any request when `tenancy` forbids it); component paths must lie
-/// under one of `component_dirs`.
+/// How a Stack's `oci` components are fetched.
+#[derive(Debug, Clone)]
+pub struct Registries<'a> {
+    /// The controller's registry settings (cache, insecure registries, CA
+    /// certificates); the credentials come from the Stack's pull secrets.
+    pub base: &'a OciOptions,
+    /// Which components of the Stack's namespace must be signed, by which keys.
+    pub verification: VerificationPolicy,
+}
+
+/// Reads the manifests and components of `stack`; ConfigMaps and pull
+/// Secrets are read with `client` (the Stack's identity, so that its RBAC
+/// decides what it may read), from the Stack's namespace unless a reference
+/// names another (refused before any request when `tenancy` forbids it);
+/// component paths must lie under one of `component_dirs`; registry
+/// components are fetched as `registries` says.
 ///
 /// # Errors
 /// [`InputError`]: each manifest problem is listed, with its origin
@@ -135,6 +170,7 @@ pub async fn read(
     stack: &Stack,
     component_dirs: &[PathBuf],
     tenancy: &Tenancy,
+    registries: Registries<'_>,
 ) -> Result<Inputs, InputError> {
     let own = stack.namespace_or_default();
     let configs = stack
@@ -166,6 +202,9 @@ pub async fn read(
         client,
         own,
         component_dirs,
+        stack,
+        registries,
+        store: tokio::sync::OnceCell::new(),
     };
     let mut loaded = Vec::new();
     let mut problems = Vec::new();
@@ -225,12 +264,16 @@ pub async fn read(
     Ok(Inputs { loaded, chain })
 }
 
-/// Reads one Stack's ConfigMaps and component files.
+/// Reads one Stack's ConfigMaps, component files and registry components.
 struct Reader<'a> {
     client: &'a kube::Client,
     /// The Stack's namespace.
     own: &'a str,
     component_dirs: &'a [PathBuf],
+    stack: &'a Stack,
+    registries: Registries<'a>,
+    /// The registries with the Stack's credentials, set up on first use.
+    store: tokio::sync::OnceCell<OciStore>,
 }
 
 impl Reader<'_> {
@@ -256,10 +299,64 @@ impl Reader<'_> {
         }
     }
 
+    /// The registries with the Stack's credentials: its `imagePullSecrets`,
+    /// then those of its ServiceAccount (when the Stack may read it).
+    async fn store(&self) -> Result<&OciStore, InputError> {
+        self.store
+            .get_or_try_init(|| async {
+                let mut credentials = RegistryCredentials::anonymous();
+                let mut names: Vec<String> =
+                    self.stack.spec.image_pull_secrets.iter().map(|s| s.name.clone()).collect();
+                let account = self.stack.spec.service_account_name.as_deref().unwrap_or("default");
+                let accounts: Api<ServiceAccount> = Api::namespaced(self.client.clone(), self.own);
+                match accounts.get_opt(account).await {
+                    Ok(Some(sa)) => names.extend(sa.image_pull_secrets.unwrap_or_default().into_iter().map(|r| r.name)),
+                    Ok(None) => {}
+                    Err(e) => tracing::debug!(error = %e, account, "the Stack cannot read its ServiceAccount's imagePullSecrets"),
+                }
+                let secrets: Api<Secret> = Api::namespaced(self.client.clone(), self.own);
+                for name in names {
+                    let what = format!("{}/{name}", self.own);
+                    let secret = match secrets.get_opt(&name).await {
+                        Ok(Some(secret)) => secret,
+                        Ok(None) => {
+                            return Err(InputError::SourceNotFound(format!("pull Secret {what} does not exist")));
+                        }
+                        Err(kube::Error::Api(status)) if status.code == 403 => {
+                            return Err(InputError::Forbidden(status.message));
+                        }
+                        Err(source) => return Err(InputError::Kube { what, source }),
+                    };
+                    let json = secret.data.unwrap_or_default().remove(".dockerconfigjson").ok_or_else(|| {
+                        InputError::SourceNotFound(format!(
+                            "pull Secret {what} has no `.dockerconfigjson` (a kubernetes.io/dockerconfigjson Secret)"
+                        ))
+                    })?;
+                    credentials = credentials.with_document(format!("pull Secret {what}"), json.0);
+                }
+                Ok(OciStore::new(OciOptions {
+                    credentials,
+                    verification: self.registries.verification.clone(),
+                    ..self.registries.base.clone()
+                })?)
+            })
+            .await
+    }
+
     /// Reads one component reference.
     async fn component(&self, reference: &ComponentRef, at: &str) -> Result<Component, InputError> {
-        match (&reference.path, &reference.config_map) {
-            (Some(path), None) => {
+        match (&reference.path, &reference.config_map, &reference.oci) {
+            (None, None, Some(oci)) => {
+                let parsed = OciReference::parse(&oci.reference)
+                    .map_err(|e| InputError::InvalidSpec(format!("{at}.oci.ref: {e}")))?;
+                let fetched = self.store().await?.fetch(&parsed).await?;
+                Ok(Component {
+                    name: parsed.name().to_owned(),
+                    origin: fetched.pinned.to_string(),
+                    bytes: fetched.component,
+                })
+            }
+            (Some(path), None, None) => {
                 let path = allowed_path(Path::new(path), self.component_dirs, at)?;
                 let bytes =
                     tokio::fs::read(&path)
@@ -274,7 +371,7 @@ impl Reader<'_> {
                     bytes: bytes.into(),
                 })
             }
-            (None, Some(key)) => {
+            (None, Some(key), None) => {
                 let (cm, what) = self.config_map(key.namespace.as_deref(), &key.name).await?;
                 let bytes = cm
                     .binary_data
@@ -293,7 +390,7 @@ impl Reader<'_> {
                 })
             }
             _ => Err(InputError::InvalidSpec(format!(
-                "{at} must set exactly one of `path` and `configMap`"
+                "{at} must set exactly one of `path`, `configMap` and `oci`"
             ))),
         }
     }

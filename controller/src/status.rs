@@ -51,6 +51,7 @@ pub fn patch(status: &StackStatus) -> Value {
         "inventory": status.inventory,
         "inventoryCount": status.inventory_count,
         "lastAppliedRevision": status.last_applied_revision,
+        "components": status.components,
         "lastAttemptedRevision": status.last_attempted_revision,
         "resources": status.resources,
     }})

@@ -9,7 +9,10 @@ use crate::session;
 use anyhow::Context;
 use krt_controller::install::{self, InstallOptions, manifests};
 use krt_controller::shards::MIN_LEASE_DURATION;
-use krt_controller::{Grant, Grants, Settings, ShardSettings, StackController, Tenancy};
+use krt_controller::{
+    Grant, Grants, Settings, ShardSettings, StackController, Tenancy, VerificationRule,
+};
+use krt_host::oci::OciOptions;
 use krt_host::{ClusterChoice, EngineOptions, connect};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -158,7 +161,7 @@ impl ControllerCommand {
 }
 
 impl RunArgs {
-    fn grants(&self) -> anyhow::Result<Grants> {
+    fn grants(&self, global: &GlobalArgs) -> anyhow::Result<Grants> {
         let mut grants = match &self.config {
             Some(path) => Grants::load(path)?,
             None => Grants::default(),
@@ -177,11 +180,19 @@ impl RunArgs {
                 cluster_scoped: true,
             });
         }
+        // `--verify-key` covers every namespace's `oci` components.
+        if !global.verify_keys.is_empty() {
+            grants.verification.push(VerificationRule {
+                stacks: vec!["*".into()],
+                references: Vec::new(),
+                keys: global.verify_keys.clone(),
+            });
+        }
         Ok(grants)
     }
 
     async fn run(self, global: &GlobalArgs, printer: &Printer) -> anyhow::Result<ExitCode> {
-        let grants = self.grants()?;
+        let grants = self.grants(global)?;
         let mut options = session::connect_options(global, None);
         // A controller runs against a real cluster: never the embedded simulator.
         options.choice = ClusterChoice::Kubeconfig;
@@ -214,6 +225,11 @@ impl RunArgs {
                 // Each running call holds an instance per link of its chain.
                 max_instances: (concurrency * 4).max(32),
                 ..EngineOptions::default()
+            },
+            registries: OciOptions {
+                insecure_registries: global.insecure_registries.clone(),
+                ca_certificates: global.registry_cas.clone(),
+                ..OciOptions::default()
             },
         };
         let controller = StackController::new(settings, connected.cluster.clone())

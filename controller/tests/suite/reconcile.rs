@@ -249,6 +249,7 @@ async fn a_stack_naming_another_namespace_is_stalled_and_changes_nothing() {
             namespaces: vec!["shared".into()],
             cluster_scoped: false,
         }],
+        ..Grants::default()
     };
     let h = Harness::start(grants).await;
     for ns in ["team-b", "shared"] {
@@ -770,5 +771,153 @@ async fn the_prune_and_the_stack_deletion_leave_alone_what_the_stack_does_not_ow
     .await;
     let theirs = h.config_map("team-a", "a").await.expect("their a survives");
     assert_eq!(theirs["data"]["owner"], "someone else");
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stack_runs_middleware_from_a_registry_with_its_pull_secret_and_signatures() {
+    use k8s_openapi::ByteString;
+    use k8s_openapi::api::core::v1::Secret;
+    use krt_host::oci::{
+        OciOptions, OciReference, OciStore, RegistryCredentials, generate_key_pair,
+    };
+    use krt_testkit::{RegistrySetup, TestRegistry};
+    let Some(registry) = TestRegistry::start(RegistrySetup {
+        tls: false,
+        basic_auth: Some(("krt".into(), "s3cret".into())),
+    }) else {
+        return;
+    };
+    let temp = krt_testkit::temp_dir("oci-stack");
+    let docker = temp.path().join("docker");
+    registry.login(&docker, "s3cret");
+    let config_json = std::fs::read(docker.join(".docker/config.json")).unwrap();
+    let (private, public) = generate_key_pair(b"").unwrap();
+    let public_file = temp.path().join("cosign.pub");
+    std::fs::write(&public_file, public).unwrap();
+    // The publisher: pushes the tagger twice (two digests) and signs the first.
+    let publisher = OciStore::new(OciOptions {
+        cache_dir: None,
+        credentials: RegistryCredentials::anonymous()
+            .with_document("test".into(), config_json.clone()),
+        ..OciOptions::default()
+    })
+    .unwrap();
+    let tagger = tagger_component().await;
+    let signed_tag = OciReference::parse(&registry.reference("team/tagger:signed")).unwrap();
+    let unsigned_tag = OciReference::parse(&registry.reference("team/tagger:unsigned")).unwrap();
+    let signed = publisher
+        .push("tagger", tagger.clone(), &signed_tag)
+        .await
+        .unwrap();
+    publisher
+        .sign(&signed_tag, "cosign.key", private.as_bytes(), b"")
+        .await
+        .unwrap();
+    let unsigned = publisher
+        .push("tagger", tagger, &unsigned_tag)
+        .await
+        .unwrap();
+    assert_ne!(signed.digest, unsigned.digest);
+
+    let h = Harness::start_with(Setup {
+        grants: Grants {
+            verification: vec![krt_controller::VerificationRule {
+                stacks: vec!["team-*".into()],
+                references: vec![format!("oci://{}/team/*", registry.host)],
+                keys: vec![public_file],
+            }],
+            ..Grants::default()
+        },
+        registries: Some(OciOptions {
+            cache_dir: Some(temp.path().join("oci-cache")),
+            ..OciOptions::default()
+        }),
+        ..Setup::default()
+    })
+    .await;
+    let secrets: Api<Secret> = Api::namespaced(h.cluster.client.clone(), "team-a");
+    let secret = Secret {
+        metadata: kube::api::ObjectMeta {
+            name: Some("regcred".into()),
+            ..Default::default()
+        },
+        type_: Some("kubernetes.io/dockerconfigjson".into()),
+        data: Some([(".dockerconfigjson".to_owned(), ByteString(config_json))].into()),
+        ..Default::default()
+    };
+    secrets
+        .create(&Default::default(), &secret)
+        .await
+        .expect("pull Secret created");
+    let from = |name: &str, tag: &OciReference, secret: bool| {
+        let mut s = stack(
+            "team-a",
+            name,
+            "1m",
+            vec![config_map(&format!("{name}-cm"), "1")],
+        );
+        s["spec"]["middleware"] = json!([{"oci": {"ref": tag.to_string()}}]);
+        if secret {
+            s["spec"]["imagePullSecrets"] = json!([{"name": "regcred"}]);
+        }
+        s
+    };
+    h.create(from("signed", &signed_tag, true)).await;
+    h.create(from("no-secret", &signed_tag, false)).await;
+    h.create(from("unsigned", &unsigned_tag, true)).await;
+
+    let ready = h
+        .until_condition("team-a", "signed", "Ready", "True", READY_WITHIN)
+        .await;
+    let live = h.config_map("team-a", "signed-cm").await.expect("applied");
+    assert_eq!(
+        live["metadata"]["annotations"]["team"], "platform",
+        "the registry's tagger ran: {live}"
+    );
+    let pinned = signed_tag.pinned(&signed.digest).to_string();
+    assert_eq!(
+        ready.status.unwrap().components,
+        [pinned, "built-in".to_owned()]
+    );
+
+    for (name, reason, parts) in [
+        (
+            "no-secret",
+            "ComponentUnavailable",
+            vec![
+                format!("registry {} refused access", registry.host),
+                "anonymous access".to_owned(),
+            ],
+        ),
+        (
+            "unsigned",
+            "ComponentUnverified",
+            vec![
+                unsigned.digest.clone(),
+                "cosign.pub".to_owned(),
+                "no signatures".to_owned(),
+            ],
+        ),
+    ] {
+        let failed = h
+            .until_condition("team-a", name, "Ready", "False", READY_WITHIN)
+            .await;
+        let condition = failed.condition("Ready").unwrap();
+        assert_eq!(condition.reason, reason, "{name}: {condition:?}");
+        for part in parts {
+            assert!(
+                condition.message.contains(&part),
+                "{name}: no `{part}` in {}",
+                condition.message
+            );
+        }
+        assert!(
+            h.config_map("team-a", &format!("{name}-cm"))
+                .await
+                .is_none(),
+            "{name}: nothing applied"
+        );
+    }
     h.stop().await;
 }

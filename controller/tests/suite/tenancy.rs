@@ -38,6 +38,7 @@ async fn multi(reach: &[&str]) -> Harness {
                 cluster_scoped: false,
             })
             .collect(),
+        ..Grants::default()
     };
     Harness::start_with(Setup {
         grants,

@@ -6,6 +6,7 @@ use krt_controller::install::{self, InstallOptions, crd};
 use krt_controller::{
     Grants, Settings, ShardSettings, Stack, StackController, StackStatus, Tenancy,
 };
+use krt_host::oci::OciOptions;
 use krt_host::{ClusterChoice, ConnectOptions, EngineOptions, connect};
 use krt_testkit::TestCluster;
 use kube::Api;
@@ -49,6 +50,8 @@ pub struct Setup {
     pub installed: Option<install::TenancyMode>,
     /// The controller's `--no-cross-namespace-refs`.
     pub no_cross_namespace_refs: bool,
+    /// The registries' settings (the tests' shared cache unless set).
+    pub registries: Option<OciOptions>,
 }
 
 impl Harness {
@@ -113,6 +116,10 @@ impl Harness {
                 cache_dir: Some(krt_testkit::cache_dir().join("krt").join("components")),
                 ..EngineOptions::default()
             },
+            registries: setup.registries.unwrap_or_else(|| OciOptions {
+                cache_dir: Some(krt_testkit::cache_dir().join("krt").join("oci")),
+                ..OciOptions::default()
+            }),
         };
         let controller = StackController::new(settings, connected.cluster.clone())
             .await
