@@ -1,7 +1,9 @@
 //! A real OCI registry for tests: Debian's `docker-registry` (the CNCF
 //! distribution registry 2.8) on loopback, with its storage in a temporary
-//! directory, optionally behind htpasswd basic auth and TLS under a CA made
-//! here.
+//! directory, optionally behind htpasswd basic auth or token auth (a Bearer
+//! challenge answered by a token server run here, which signs ES256 JWTs the
+//! registry checks against the certificate it is given), and TLS under a CA
+//! made here.
 
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
@@ -24,6 +26,10 @@ pub struct RegistrySetup {
     pub tls: bool,
     /// Require this user and password (htpasswd, bcrypt).
     pub basic_auth: Option<(String, String)>,
+    /// Check `basic_auth`'s user and password at a token server instead:
+    /// the registry answers with a Bearer challenge, and accepts only the
+    /// tokens that server signs.
+    pub token: bool,
 }
 
 /// A running registry; dropping it stops it and removes its storage.
@@ -35,6 +41,7 @@ pub struct TestRegistry {
     /// The CA certificate (PEM file) when it serves TLS.
     pub ca: Option<PathBuf>,
     setup: RegistrySetup,
+    token_server: Option<TokenServer>,
 }
 
 impl TestRegistry {
@@ -77,7 +84,18 @@ impl TestRegistry {
             );
             ca = Some(dir.path().join("ca.crt"));
         }
-        if let Some((user, password)) = &setup.basic_auth {
+        let mut token_server = None;
+        if let (true, Some((user, password))) = (setup.token, &setup.basic_auth) {
+            let server = TokenServer::start(user.clone(), password.clone());
+            std::fs::write(dir.path().join("token.crt"), &server.certificate_pem)
+                .expect("token cert written");
+            config += &format!(
+                "auth:\n  token:\n    realm: http://{}/token\n    service: {TOKEN_SERVICE}\n    issuer: {TOKEN_ISSUER}\n    rootcertbundle: {}\n",
+                server.address,
+                dir.path().join("token.crt").display()
+            );
+            token_server = Some(server);
+        } else if let Some((user, password)) = &setup.basic_auth {
             let hash = bcrypt::hash(password, 4).expect("bcrypt");
             std::fs::write(dir.path().join("htpasswd"), format!("{user}:{hash}\n"))
                 .expect("htpasswd written");
@@ -103,6 +121,7 @@ impl TestRegistry {
             host: format!("{ip}:{port}"),
             ca,
             setup,
+            token_server,
         };
         registry.wait_listening(SocketAddr::new(ip, port));
         Some(registry)
@@ -163,6 +182,16 @@ impl TestRegistry {
     pub fn stop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(mut server) = self.token_server.take() {
+            server.stop();
+        }
+    }
+
+    /// How many tokens the token server issued (0 without one).
+    pub fn tokens_issued(&self) -> usize {
+        self.token_server
+            .as_ref()
+            .map_or(0, |s| s.issued.load(std::sync::atomic::Ordering::SeqCst))
     }
 }
 
@@ -170,6 +199,139 @@ impl Drop for TestRegistry {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// The `service` and `issuer` the registry expects in tokens.
+const TOKEN_SERVICE: &str = "krt-test-registry";
+const TOKEN_ISSUER: &str = "krt-test-token-server";
+
+/// A token server for the registry's `auth: token`: `GET /token` with the
+/// right Basic credentials gets an ES256 JWT granting the scopes asked for,
+/// its certificate in the `x5c` header; anything else gets 401.
+struct TokenServer {
+    address: SocketAddr,
+    certificate_pem: String,
+    issued: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl TokenServer {
+    fn start(user: String, password: String) -> TokenServer {
+        use base64::Engine;
+        let key = KeyPair::generate().expect("token key");
+        let mut params = CertificateParams::new(Vec::<String>::new()).expect("token cert params");
+        params
+            .distinguished_name
+            .push(DnType::CommonName, TOKEN_ISSUER);
+        let cert = params.self_signed(&key).expect("token certificate");
+        let x5c = base64::engine::general_purpose::STANDARD.encode(cert.der());
+        let encoding = jsonwebtoken::EncodingKey::from_ec_der(&key.serialize_der());
+        let expected = format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+        );
+        let listener = TcpListener::bind("127.0.0.1:0").expect("token server port");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let address = listener.local_addr().expect("token server address");
+        let issued = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
+        let counter = issued.clone();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
+                let app = axum::Router::new().route(
+                    "/token",
+                    axum::routing::get(move |headers: http::HeaderMap, uri: http::Uri| {
+                        let (encoding, expected, x5c, counter) = (
+                            encoding.clone(),
+                            expected.clone(),
+                            x5c.clone(),
+                            counter.clone(),
+                        );
+                        async move { issue(&headers, &uri, &expected, &encoding, &x5c, &counter) }
+                    }),
+                );
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(async move {
+                        let _ = stop.await;
+                    })
+                    .await;
+            });
+        });
+        TokenServer {
+            address,
+            certificate_pem: cert.pem(),
+            issued,
+            shutdown: Some(shutdown),
+            thread: Some(thread),
+        }
+    }
+
+    fn stop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The token server's answer: a token for the request's `scope`s when its
+/// Basic credentials are `expected`, else 401.
+fn issue(
+    headers: &http::HeaderMap,
+    uri: &http::Uri,
+    expected: &str,
+    encoding: &jsonwebtoken::EncodingKey,
+    x5c: &str,
+    counter: &std::sync::atomic::AtomicUsize,
+) -> (http::StatusCode, String) {
+    let authorized = headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v == expected);
+    if !authorized {
+        return (
+            http::StatusCode::UNAUTHORIZED,
+            r#"{"details":"bad credentials"}"#.to_owned(),
+        );
+    }
+    let access: Vec<serde_json::Value> = uri
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|pair| pair.strip_prefix("scope="))
+        .map(|scope| percent_encoding::percent_decode_str(scope).decode_utf8_lossy().into_owned())
+        .filter_map(|scope| {
+            let (kind, rest) = scope.split_once(':')?;
+            let (name, actions) = rest.rsplit_once(':')?;
+            Some(serde_json::json!({"type": kind, "name": name, "actions": actions.split(',').collect::<Vec<_>>()}))
+        })
+        .collect();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs();
+    let claims = serde_json::json!({
+        "iss": TOKEN_ISSUER, "sub": "krt", "aud": TOKEN_SERVICE,
+        "exp": now + 300, "nbf": now - 10, "iat": now,
+        "jti": format!("{now}-{}", counter.load(std::sync::atomic::Ordering::SeqCst)),
+        "access": access,
+    });
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+    header.x5c = Some(vec![x5c.to_owned()]);
+    let token = jsonwebtoken::encode(&header, &claims, encoding).expect("token signed");
+    counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    (
+        http::StatusCode::OK,
+        serde_json::json!({"token": token, "access_token": token, "expires_in": 300}).to_string(),
+    )
 }
 
 /// A port free on `ip` now.

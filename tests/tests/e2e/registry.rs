@@ -217,6 +217,7 @@ async fn credentials_tls_and_the_cache_when_the_registry_is_gone() {
     let setup = RegistrySetup {
         tls: true,
         basic_auth: Some(("krt".to_owned(), "s3cret".to_owned())),
+        token: false,
     };
     let Some(mut registry) = TestRegistry::start(setup) else {
         return;
@@ -551,4 +552,54 @@ async fn a_verification_policy_refuses_unsigned_and_wrongly_signed_components() 
     let constraints: Vec<Box<dyn VerificationConstraint>> =
         vec![Box::new(PublicKeyVerifier::try_from(&public).unwrap())];
     verify_constraints(&layers, constraints.iter()).expect("sigstore-rs verifies krt's signature");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registry_with_token_auth_is_reached_through_its_bearer_challenge() {
+    let Some(registry) = TestRegistry::start(RegistrySetup {
+        tls: false,
+        basic_auth: Some(("krt".to_owned(), "s3cret".to_owned())),
+        token: true,
+    }) else {
+        return;
+    };
+    let cluster = TestCluster::start().await;
+    let dir = temp_dir("oci-token");
+    let file = dir.path().join("guest.wasm");
+    std::fs::write(&file, guest_marked("token-auth")).unwrap();
+    let tag = registry.reference("krt/token:v1");
+    let file_arg = file.to_str().unwrap();
+
+    registry.login(dir.path(), "wrong");
+    let refused = krt_in(dir.path(), &["component", "push", file_arg, &tag], None).await;
+    assert_eq!(refused.code, 1, "{}", show(&refused));
+    let says = format!(
+        "registry {} refused access to {tag} (401/403) with the credentials of user 'krt'",
+        registry.host
+    );
+    assert!(refused.stderr.contains(&says), "{}", refused.stderr);
+    assert_eq!(
+        registry.tokens_issued(),
+        0,
+        "the token server refused the wrong password"
+    );
+
+    registry.login(dir.path(), "s3cret");
+    let digest = push(dir.path(), &file, &tag, &[]).await;
+    assert!(
+        registry.tokens_issued() > 0,
+        "the push went through the token server"
+    );
+    let apply = krt_at(
+        dir.path(),
+        &cluster.kubeconfig,
+        &["--component", &tag, "apply", "--yes", "-f", "-"],
+        Some(CONFIGMAP),
+    )
+    .await;
+    assert_eq!(apply.code, 0, "{}", show(&apply));
+    assert_eq!(
+        digest_after(&apply.stderr, &format!("component {tag}")),
+        digest
+    );
 }
