@@ -55,7 +55,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Every section, in the order a full run takes them. A run names sections to
 /// pick them; `OPT_IN` ones run only when named.
-const SECTIONS: [&str; 13] = [
+const SECTIONS: [&str; 14] = [
     "boundary",
     "throughput",
     "requests",
@@ -66,6 +66,7 @@ const SECTIONS: [&str; 13] = [
     "profiles",
     "quickstart",
     "components",
+    "registry",
     "instructions",
     "first-apply",
     "real",
@@ -96,6 +97,7 @@ mod components;
 mod docs;
 mod instructions;
 mod quickstart;
+mod registry;
 
 /// The krt binary measured: `KRT_BENCH_KRT` when set (a krt built another
 /// way, such as `target/release/krt`), else the one this bench was built with.
@@ -170,6 +172,7 @@ async fn main() {
         "profiles" => bench.profiles().await,
         "quickstart" => bench.quickstart().await,
         "components" => bench.components().await,
+        "registry" => bench.registry().await,
         "instructions" => bench.instructions().await,
         "first-apply" => bench.first_apply().await,
         "real" => bench.real().await,
