@@ -6,17 +6,22 @@
 //! verified) works offline.
 
 mod blobs;
+mod classify;
 mod credentials;
 mod error;
+mod inspect;
 mod reference;
 mod signatures;
 mod store;
+mod trust;
 
 pub use credentials::{CredentialProblem, CredentialsError, RegistryCredentials};
 pub use error::OciError;
+pub use inspect::Inspection;
 pub use reference::{OciReference, ReferenceError, SCHEME};
 pub use signatures::{VerificationPolicy, VerifyKey, generate_key_pair, signature_tag};
-pub use store::{Fetched, Inspection, OciOptions, OciStore, Pushed, Signed};
+pub use store::{Fetched, OciOptions, OciStore, Pushed};
+pub use trust::Signed;
 
 /// The `kusion:runtime` world a component with these imports and exports
 /// (as the Wasm OCI config lists them, `ns:pkg/iface@version`) targets:

@@ -1,0 +1,159 @@
+//! What a registry client's error means for krt: refused credentials, no
+//! such artifact, a TLS failure, an unreachable registry (and whether the
+//! cache could stand in), a digest mismatch; each names the registry.
+
+use super::error::OciError;
+use super::reference::OciReference;
+use super::store::OciStore;
+use crate::error::BoxError;
+use oci_client::errors::{OciDistributionError, OciErrorCode};
+use oci_client::secrets::RegistryAuth;
+
+impl OciStore {
+    /// A download's failure: a digest mismatch of `what`, or as
+    /// [`OciStore::registry_error`] says.
+    pub(super) fn download_error(
+        &self,
+        reference: &OciReference,
+        what: &'static str,
+        error: OciDistributionError,
+    ) -> OciError {
+        match error {
+            OciDistributionError::DigestError(
+                oci_client::errors::DigestError::VerificationError { expected, actual },
+            ) => OciError::DigestMismatch {
+                reference: reference.to_string(),
+                what,
+                expected,
+                actual,
+            },
+            e => self.registry_error(reference, e, "a tag needs the registry to be resolved"),
+        }
+    }
+
+    /// Classifies a registry client error for `reference`; `offline` says
+    /// why the cache could not stand in if the registry was unreachable.
+    pub(super) fn registry_error(
+        &self,
+        reference: &OciReference,
+        error: OciDistributionError,
+        offline: &str,
+    ) -> OciError {
+        let registry = reference.registry().to_owned();
+        let text = reference.to_string();
+        let unauthorized = match &error {
+            OciDistributionError::UnauthorizedError { .. }
+            | OciDistributionError::AuthenticationFailure(_) => true,
+            OciDistributionError::ServerError { code, .. } => matches!(code, 401 | 403),
+            OciDistributionError::RegistryError { envelope, .. } => envelope
+                .errors
+                .iter()
+                .any(|e| matches!(e.code, OciErrorCode::Unauthorized | OciErrorCode::Denied)),
+            _ => false,
+        };
+        let not_found = match &error {
+            OciDistributionError::ImageManifestNotFoundError(_) => true,
+            OciDistributionError::ServerError { code, .. } => *code == 404,
+            OciDistributionError::RegistryError { envelope, .. } => {
+                envelope.errors.iter().any(|e| {
+                    matches!(
+                        e.code,
+                        OciErrorCode::ManifestUnknown
+                            | OciErrorCode::NameUnknown
+                            | OciErrorCode::NotFound
+                            | OciErrorCode::BlobUnknown
+                    )
+                })
+            }
+            _ => false,
+        };
+        let tls = tls_failure(&error);
+        let unreachable = connect_failure(&error);
+        let source: BoxError = error.into();
+        if unauthorized {
+            OciError::Unauthorized {
+                credentials: self.describe_credentials(&registry),
+                registry,
+                reference: text,
+                source,
+            }
+        } else if not_found {
+            OciError::NotFound {
+                registry,
+                reference: text,
+                source,
+            }
+        } else if tls {
+            OciError::Tls { registry, source }
+        } else if unreachable {
+            let cache = match reference.digest() {
+                Some(digest) if self.inner.cache.is_some() => {
+                    format!("the cache has no copy of {digest}")
+                }
+                Some(_) => "krt runs without a component cache".to_owned(),
+                None => offline.to_owned(),
+            };
+            OciError::Unreachable {
+                registry,
+                cache,
+                source,
+            }
+        } else {
+            OciError::Registry {
+                registry,
+                reference: text,
+                source,
+            }
+        }
+    }
+
+    /// What was sent to `registry`, for messages.
+    fn describe_credentials(&self, registry: &str) -> String {
+        match self.inner.options.credentials.for_registry(registry) {
+            Ok(RegistryAuth::Anonymous) => "anonymous access (no credentials for it)".to_owned(),
+            Ok(RegistryAuth::Basic(user, _)) => format!("the credentials of user '{user}'"),
+            Ok(RegistryAuth::Bearer(_)) => "a bearer token".to_owned(),
+            Err(_) => "unusable credentials".to_owned(),
+        }
+    }
+}
+
+/// Whether `error` is a TLS failure (rustls refused the handshake, for
+/// example an unknown issuer), found down its chain of sources.
+fn tls_failure(error: &OciDistributionError) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = cause {
+        if e.downcast_ref::<rustls::Error>().is_some() {
+            return true;
+        }
+        // An io::Error hands on its inner error's source, not the inner
+        // error: step into it instead.
+        cause = match e
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            Some(inner) => Some(inner as &(dyn std::error::Error + 'static)),
+            None => e.source(),
+        };
+    }
+    false
+}
+
+/// Whether `error` is a failure to connect (or a time-out), found down its
+/// chain of sources.
+pub(super) fn connect_failure(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        // oci-client's request error is transparent: its source skips the
+        // reqwest error it holds.
+        let request = match e.downcast_ref::<OciDistributionError>() {
+            Some(OciDistributionError::RequestError(r)) => Some(r),
+            _ => e.downcast_ref::<reqwest::Error>(),
+        };
+        if request.is_some_and(|r| r.is_connect() || r.is_timeout()) {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
+}
