@@ -5,8 +5,9 @@
 
 use crate::middleware::js_labels;
 use crate::support::{TestCluster, krt_at, krt_in, show, temp_dir, workspace};
-use krt_testkit::krt_env;
+use crate::wasmtime_cli::{installed, tool};
 use krt_testkit::{RegistrySetup, TestRegistry, local_state};
+use krt_testkit::{krt_env, run_ok};
 use std::path::Path;
 
 const CONFIGMAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-oci, namespace: default}\ndata: {k: v}\n";
@@ -601,5 +602,73 @@ async fn a_registry_with_token_auth_is_reached_through_its_bearer_challenge() {
     assert_eq!(
         digest_after(&apply.stderr, &format!("component {tag}")),
         digest
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_wkg_pushed_krt_runs_and_what_krt_pushed_wkg_pulls() {
+    if !installed(&["wkg"]) {
+        return;
+    }
+    let Some(registry) = TestRegistry::start(RegistrySetup::default()) else {
+        return;
+    };
+    let cluster = TestCluster::start().await;
+    let dir = temp_dir("oci-wkg");
+    let (from_wkg, from_krt) = (
+        dir.path().join("from-wkg.wasm"),
+        dir.path().join("from-krt.wasm"),
+    );
+    std::fs::write(&from_wkg, guest_marked("pushed-by-wkg")).unwrap();
+    std::fs::write(&from_krt, guest_marked("pushed-by-krt")).unwrap();
+    let host = registry.host.as_str();
+
+    let wkg_ref = format!("{host}/krt/from-wkg:v1");
+    run_ok(
+        tool("wkg")
+            .args(["oci", "push", "--insecure", host, &wkg_ref])
+            .arg(&from_wkg)
+            .env("HOME", dir.path()),
+        "wkg oci push",
+    );
+    let tag = format!("oci://{wkg_ref}");
+    let inspect = krt_in(dir.path(), &["component", "inspect", &tag], None).await;
+    assert_eq!(inspect.code, 0, "{}", show(&inspect));
+    let world = format!(
+        "world      kusion:runtime/kubernetes-runtime@{}",
+        krt_host::WIT_VERSION
+    );
+    assert!(inspect.stdout.contains(&world), "{}", inspect.stdout);
+    let apply = krt_at(
+        dir.path(),
+        &cluster.kubeconfig,
+        &["--component", &tag, "apply", "--yes", "-f", "-"],
+        Some(CONFIGMAP),
+    )
+    .await;
+    assert_eq!(apply.code, 0, "krt runs what wkg pushed: {}", show(&apply));
+    assert!(cluster.get_configmap("default", "from-oci").await.is_some());
+
+    let krt_tag = registry.reference("krt/from-krt:v1");
+    push(dir.path(), &from_krt, &krt_tag, &[]).await;
+    let pulled = dir.path().join("pulled-by-wkg.wasm");
+    run_ok(
+        tool("wkg")
+            .args([
+                "oci",
+                "pull",
+                "--insecure",
+                host,
+                &format!("{host}/krt/from-krt:v1"),
+                "-o",
+            ])
+            .arg(&pulled)
+            .env("HOME", dir.path()),
+        "wkg oci pull",
+    );
+    assert_eq!(
+        std::fs::read(&pulled).unwrap(),
+        std::fs::read(&from_krt).unwrap(),
+        "wkg pulls what krt pushed, byte for byte"
     );
 }
