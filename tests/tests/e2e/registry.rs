@@ -556,9 +556,9 @@ async fn a_verification_policy_refuses_unsigned_and_wrongly_signed_components() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_registry_with_token_auth_is_reached_through_its_bearer_challenge() {
+async fn a_registry_with_token_auth_over_tls_is_reached_through_its_bearer_challenge() {
     let Some(registry) = TestRegistry::start(RegistrySetup {
-        tls: false,
+        tls: true,
         basic_auth: Some(("krt".to_owned(), "s3cret".to_owned())),
         token: true,
     }) else {
@@ -570,9 +570,16 @@ async fn a_registry_with_token_auth_is_reached_through_its_bearer_challenge() {
     std::fs::write(&file, guest_marked("token-auth")).unwrap();
     let tag = registry.reference("krt/token:v1");
     let file_arg = file.to_str().unwrap();
+    let ca = registry.ca.clone().unwrap();
+    let ca_args = ["--registry-ca", ca.to_str().unwrap()];
 
     registry.login(dir.path(), "wrong");
-    let refused = krt_in(dir.path(), &["component", "push", file_arg, &tag], None).await;
+    let refused = krt_in(
+        dir.path(),
+        &[&["component", "push", file_arg, &tag][..], &ca_args].concat(),
+        None,
+    )
+    .await;
     assert_eq!(refused.code, 1, "{}", show(&refused));
     let says = format!(
         "registry {} refused access to {tag} (401/403) with the credentials of user 'krt'",
@@ -586,7 +593,7 @@ async fn a_registry_with_token_auth_is_reached_through_its_bearer_challenge() {
     );
 
     registry.login(dir.path(), "s3cret");
-    let digest = push(dir.path(), &file, &tag, &[]).await;
+    let digest = push(dir.path(), &file, &tag, &ca_args).await;
     assert!(
         registry.tokens_issued() > 0,
         "the push went through the token server"
@@ -594,7 +601,12 @@ async fn a_registry_with_token_auth_is_reached_through_its_bearer_challenge() {
     let apply = krt_at(
         dir.path(),
         &cluster.kubeconfig,
-        &["--component", &tag, "apply", "--yes", "-f", "-"],
+        &[
+            &["--component", &tag][..],
+            &ca_args,
+            &["apply", "--yes", "-f", "-"],
+        ]
+        .concat(),
         Some(CONFIGMAP),
     )
     .await;
