@@ -851,6 +851,23 @@ async fn a_stack_runs_middleware_from_a_registry_with_its_pull_secret_and_signat
         .create(&Default::default(), &secret)
         .await
         .expect("pull Secret created");
+    // In team-b the pull Secret is its `default` ServiceAccount's, as a Pod's would be.
+    h.cluster.create_namespace("team-b").await;
+    let team_b: Api<Secret> = Api::namespaced(h.cluster.client.clone(), "team-b");
+    team_b
+        .create(&Default::default(), &secret)
+        .await
+        .expect("pull Secret created");
+    let accounts: Api<k8s_openapi::api::core::v1::ServiceAccount> =
+        Api::namespaced(h.cluster.client.clone(), "team-b");
+    let pulls = json!({"imagePullSecrets": [{"name": "regcred"}]});
+    until("team-b's default ServiceAccount", READY_WITHIN, || async {
+        accounts
+            .patch("default", &PatchParams::default(), &Patch::Merge(&pulls))
+            .await
+            .ok()
+    })
+    .await;
     let from = |name: &str, tag: &OciReference, secret: bool| {
         let mut s = stack(
             "team-a",
@@ -867,6 +884,9 @@ async fn a_stack_runs_middleware_from_a_registry_with_its_pull_secret_and_signat
     h.create(from("signed", &signed_tag, true)).await;
     h.create(from("no-secret", &signed_tag, false)).await;
     h.create(from("unsigned", &unsigned_tag, true)).await;
+    let mut via_account = from("via-account", &signed_tag, false);
+    via_account["metadata"]["namespace"] = json!("team-b");
+    h.create(via_account).await;
 
     let ready = h
         .until_condition("team-a", "signed", "Ready", "True", READY_WITHIN)
@@ -881,6 +901,9 @@ async fn a_stack_runs_middleware_from_a_registry_with_its_pull_secret_and_signat
         ready.status.unwrap().components,
         [pinned, "built-in".to_owned()]
     );
+    h.until_condition("team-b", "via-account", "Ready", "True", READY_WITHIN)
+        .await;
+    assert!(h.config_map("team-b", "via-account-cm").await.is_some());
 
     for (name, reason, parts) in [
         (
