@@ -37,6 +37,9 @@ if ((${#missing[@]})); then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 command -v kubectl >/dev/null || fail "kubectl is not installed"
+# The static binary's target, beside rust-toolchain.toml's (which pins only what every build needs).
+rustup target list --installed | grep -qx x86_64-unknown-linux-musl ||
+    rustup target add x86_64-unknown-linux-musl
 
 target=${CARGO_TARGET_DIR:-target}
 [[ $target == /* ]] || target=$root/$target
