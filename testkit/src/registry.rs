@@ -26,6 +26,10 @@ pub struct RegistrySetup {
     pub tls: bool,
     /// Require this user and password (htpasswd, bcrypt).
     pub basic_auth: Option<(String, String)>,
+    /// Serve plain HTTP on 127.0.0.2 (not plain-HTTP loopback to krt, so it
+    /// must be named `--insecure-registry`) instead of 127.0.0.1; ignored
+    /// with `tls`.
+    pub elsewhere: bool,
     /// Check `basic_auth`'s user and password at a token server instead:
     /// the registry answers with a Bearer challenge, and accepts only the
     /// tokens that server signs.
@@ -64,7 +68,7 @@ impl TestRegistry {
             .prefix("krt-registry-")
             .tempdir()
             .expect("a temporary directory");
-        let ip = match setup.tls {
+        let ip = match setup.tls || setup.elsewhere {
             true => IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)),
             false => IpAddr::V4(Ipv4Addr::LOCALHOST),
         };

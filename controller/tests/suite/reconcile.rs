@@ -786,6 +786,7 @@ async fn a_stack_runs_middleware_from_a_registry_with_its_pull_secret_and_signat
         tls: false,
         basic_auth: Some(("krt".into(), "s3cret".into())),
         token: false,
+        elsewhere: false,
     }) else {
         return;
     };

@@ -219,6 +219,7 @@ async fn credentials_tls_and_the_cache_when_the_registry_is_gone() {
         tls: true,
         basic_auth: Some(("krt".to_owned(), "s3cret".to_owned())),
         token: false,
+        elsewhere: false,
     };
     let Some(mut registry) = TestRegistry::start(setup) else {
         return;
@@ -561,6 +562,7 @@ async fn a_registry_with_token_auth_over_tls_is_reached_through_its_bearer_chall
         tls: true,
         basic_auth: Some(("krt".to_owned(), "s3cret".to_owned())),
         token: true,
+        elsewhere: false,
     }) else {
         return;
     };
@@ -683,4 +685,55 @@ async fn what_wkg_pushed_krt_runs_and_what_krt_pushed_wkg_pulls() {
         std::fs::read(&from_krt).unwrap(),
         "wkg pulls what krt pushed, byte for byte"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_http_registry_off_loopback_needs_insecure_registry() {
+    let Some(registry) = TestRegistry::start(RegistrySetup {
+        elsewhere: true,
+        ..RegistrySetup::default()
+    }) else {
+        return;
+    };
+    let dir = temp_dir("oci-insecure");
+    let file = dir.path().join("guest.wasm");
+    std::fs::write(&file, guest_marked("insecure")).unwrap();
+    let tag = registry.reference("krt/insecure:v1");
+    let refused = krt_in(
+        dir.path(),
+        &["component", "push", file.to_str().unwrap(), &tag],
+        None,
+    )
+    .await;
+    assert_eq!(
+        refused.code,
+        1,
+        "TLS is the default off loopback: {}",
+        show(&refused)
+    );
+    let says = format!("cannot make a TLS connection to registry {}", registry.host);
+    assert!(refused.stderr.contains(&says), "{}", refused.stderr);
+    let digest = push(
+        dir.path(),
+        &file,
+        &tag,
+        &["--insecure-registry", &registry.host],
+    )
+    .await;
+    let pull = krt_in(
+        dir.path(),
+        &[
+            "--insecure-registry",
+            &registry.host,
+            "component",
+            "pull",
+            &tag,
+            "-O",
+            "x.wasm",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(pull.code, 0, "{}", show(&pull));
+    assert_eq!(digest_after(&pull.stdout, "pulled"), digest);
 }
