@@ -186,10 +186,7 @@ impl ComponentArg {
     /// Its name in a chain: a file's stem, or a repository's last segment.
     pub fn name(&self) -> String {
         match self {
-            ComponentArg::File(path) => path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| path.display().to_string()),
+            ComponentArg::File(path) => krt_host::Middleware::file(path).name,
             ComponentArg::Oci(reference) => reference.name().to_owned(),
         }
     }

@@ -48,7 +48,7 @@ impl LinkKind {
 }
 
 /// Whether `import` (`ns:pkg/iface@version`) is the next link a middleware calls.
-fn is_next_link(import: &str) -> bool {
+pub(crate) fn is_next_link(import: &str) -> bool {
     split_version(import).0.strip_prefix("kusion:runtime/") == Some(NEXT_LINK)
 }
 
@@ -113,7 +113,7 @@ impl Default for EngineOptions {
         EngineOptions {
             limits: Limits::default(),
             max_instances: 32,
-            cache_dir: default_cache_dir(),
+            cache_dir: cache_home().map(|krt| krt.join("components")),
             cache_max_bytes: 1 << 30,
             keep_resident_bytes: 4 << 20,
             perf_map: std::env::var_os("KRT_PERF_MAP").is_some(),
@@ -121,11 +121,13 @@ impl Default for EngineOptions {
     }
 }
 
-fn default_cache_dir() -> Option<PathBuf> {
+/// krt's directory in the user's cache: `$XDG_CACHE_HOME/krt`, else
+/// `~/.cache/krt`; the compile cache and the registry cache live under it.
+pub(crate) fn cache_home() -> Option<PathBuf> {
     std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .map(|base| base.join("krt").join("components"))
+        .map(|base| base.join("krt"))
 }
 
 /// The engine several runtimes share: compiled code, the on-disk compile
@@ -396,7 +398,7 @@ fn check_world(
 }
 
 /// `ns:pkg/iface@1.2.3` as (`ns:pkg/iface`, `Some("1.2.3")`).
-fn split_version(name: &str) -> (&str, Option<&str>) {
+pub(crate) fn split_version(name: &str) -> (&str, Option<&str>) {
     match name.split_once('@') {
         Some((path, version)) => (path, Some(version)),
         None => (name, None),

@@ -5,7 +5,7 @@
 use crate::{Bench, kube_cluster, start_cluster, verdict};
 use krt_host::{ComponentRuntime, ComponentSource, EngineOptions, Middleware};
 use krt_testkit::TestCluster;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// The goal for the first use of the largest component (the JavaScript middleware).
@@ -98,11 +98,7 @@ impl Bench {
         .outputs(true, &["org_rules.wasm"])
         .unwrap_or_else(|e| panic!("building org-rules failed: {e}"));
         let passthrough = crate::passthrough_component();
-        let js = std::process::Command::new(workspace.join("examples/js-labels/build.sh"))
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+        let js = crate::js_labels_component();
         let built = [
             (
                 "the org-rules middleware (Rust, `examples/org-rules`)",

@@ -193,6 +193,17 @@ fn passthrough_component() -> PathBuf {
     }
 }
 
+/// The JavaScript middleware `examples/js-labels`, built by its script;
+/// `None` when that fails (npm missing).
+fn js_labels_component() -> Option<PathBuf> {
+    let script = krt_testkit::workspace().join("examples/js-labels/build.sh");
+    std::process::Command::new(script)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+}
+
 /// Where the benchmark keeps its files and the warm compile cache.
 struct Bench {
     dir: tempfile::TempDir,

@@ -7,7 +7,7 @@ use crate::{Bench, kube_cluster, start_cluster};
 use krt_host::oci::{OciOptions, OciReference, OciStore};
 use krt_host::{ComponentRuntime, ComponentSource, EngineOptions, Middleware};
 use krt_testkit::{RegistrySetup, TestCluster, TestRegistry};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Loads krt's guest with `reference` in front as a middleware (or as the
@@ -53,12 +53,7 @@ impl Bench {
             say!("registry: skipped (docker-registry is not installed)");
             return;
         };
-        let workspace = krt_testkit::workspace();
-        let js = std::process::Command::new(workspace.join("examples/js-labels/build.sh"))
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+        let js = crate::js_labels_component();
         let mut components = vec![(
             "krt's guest (runtime)",
             krt_guest_component::COMPONENT.to_vec(),

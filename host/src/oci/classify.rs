@@ -118,42 +118,36 @@ impl OciStore {
     }
 }
 
+/// `error` and its causes, stepping into the errors that transparent
+/// wrappers hide: an `io::Error` hands on its inner error's source rather
+/// than the inner error, and oci-client's request error the reqwest error's.
+fn causes<'a>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(error), |e| {
+        let inner: Option<&(dyn std::error::Error + 'static)> =
+            match e.downcast_ref::<OciDistributionError>() {
+                Some(OciDistributionError::RequestError(r)) => Some(r),
+                _ => e
+                    .downcast_ref::<std::io::Error>()
+                    .and_then(|io| io.get_ref())
+                    .map(|inner| inner as &(dyn std::error::Error + 'static)),
+            };
+        inner.or_else(|| e.source())
+    })
+}
+
 /// Whether `error` is a TLS failure (rustls refused the handshake, for
-/// example an unknown issuer), found down its chain of sources.
+/// example an unknown issuer), found down its causes.
 fn tls_failure(error: &OciDistributionError) -> bool {
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(e) = cause {
-        if e.downcast_ref::<rustls::Error>().is_some() {
-            return true;
-        }
-        // An io::Error hands on its inner error's source, not the inner
-        // error: step into it instead.
-        cause = match e
-            .downcast_ref::<std::io::Error>()
-            .and_then(|io| io.get_ref())
-        {
-            Some(inner) => Some(inner as &(dyn std::error::Error + 'static)),
-            None => e.source(),
-        };
-    }
-    false
+    causes(error).any(|e| e.downcast_ref::<rustls::Error>().is_some())
 }
 
 /// Whether `error` is a failure to connect (or a time-out), found down its
-/// chain of sources.
+/// causes.
 pub(super) fn connect_failure(error: &(dyn std::error::Error + 'static)) -> bool {
-    let mut cause = Some(error);
-    while let Some(e) = cause {
-        // oci-client's request error is transparent: its source skips the
-        // reqwest error it holds.
-        let request = match e.downcast_ref::<OciDistributionError>() {
-            Some(OciDistributionError::RequestError(r)) => Some(r),
-            _ => e.downcast_ref::<reqwest::Error>(),
-        };
-        if request.is_some_and(|r| r.is_connect() || r.is_timeout()) {
-            return true;
-        }
-        cause = e.source();
-    }
-    false
+    causes(error).any(|e| {
+        e.downcast_ref::<reqwest::Error>()
+            .is_some_and(|r| r.is_connect() || r.is_timeout())
+    })
 }

@@ -21,6 +21,8 @@ pub use inspect::Inspection;
 pub use reference::{OciReference, ReferenceError, SCHEME};
 pub use signatures::{VerificationPolicy, VerifyKey, generate_key_pair, signature_tag};
 pub use store::{Fetched, OciOptions, OciStore, Pushed};
+
+use crate::engine::{is_next_link, split_version};
 pub use trust::Signed;
 
 /// The `kusion:runtime` world a component with these imports and exports
@@ -29,21 +31,15 @@ pub use trust::Signed;
 /// `kusion:runtime/middleware@V` or `kusion:runtime/cluster-middleware@V`
 /// for a middleware; `None` when it exports no `kusion:runtime/runtime`.
 pub fn world_of(imports: &[String], exports: &[String]) -> Option<String> {
-    let runtime = |name: &String| {
-        name.strip_prefix("kusion:runtime/runtime@")
-            .map(str::to_owned)
-    };
-    let version = exports.iter().find_map(runtime)?;
-    let imports_interface = |iface: &str| {
-        imports.iter().any(|i| {
-            i.strip_prefix("kusion:runtime/")
-                .is_some_and(|rest| rest.split('@').next() == Some(iface))
-        })
-    };
-    let world = match (
-        imports_interface("runtime"),
-        imports_interface("kubernetes"),
-    ) {
+    let version = exports
+        .iter()
+        .map(|e| split_version(e))
+        .find_map(|(path, version)| (path == "kusion:runtime/runtime").then_some(version))?
+        .unwrap_or("(unversioned)");
+    let cluster = imports
+        .iter()
+        .any(|i| split_version(i).0 == "kusion:runtime/kubernetes");
+    let world = match (imports.iter().any(|i| is_next_link(i)), cluster) {
         (true, true) => "cluster-middleware",
         (true, false) => "middleware",
         (false, _) => "kubernetes-runtime",

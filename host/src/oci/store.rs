@@ -40,10 +40,7 @@ impl Default for OciOptions {
     /// everywhere but loopback, the system's roots, anonymous access.
     fn default() -> Self {
         OciOptions {
-            cache_dir: std::env::var_os("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-                .map(|base| base.join("krt").join("oci")),
+            cache_dir: crate::engine::cache_home().map(|krt| krt.join("oci")),
             insecure_registries: Vec::new(),
             ca_certificates: Vec::new(),
             credentials: RegistryCredentials::anonymous(),

@@ -7,7 +7,7 @@ use crate::middleware::js_labels;
 use crate::support::{TestCluster, krt_at, krt_in, show, temp_dir, workspace};
 use crate::wasmtime_cli::{installed, tool};
 use krt_testkit::{RegistrySetup, TestRegistry, local_state};
-use krt_testkit::{krt_env, run_ok};
+use krt_testkit::{Run, krt_env, run_ok};
 use std::path::Path;
 
 const CONFIGMAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-oci, namespace: default}\ndata: {k: v}\n";
@@ -42,6 +42,12 @@ fn digest_after(text: &str, what: &str) -> String {
     let rest = &text[at..];
     let start = rest.find("sha256:").expect("a digest");
     rest[start..start + 71].to_owned()
+}
+
+/// Asserts that `run` failed (exit 1) saying `says`.
+fn refused(run: &Run, says: &str) {
+    assert_eq!(run.code, 1, "{}", show(run));
+    assert!(run.stderr.contains(says), "no `{says}` in:\n{}", run.stderr);
 }
 
 /// `krt component push FILE REF` in `dir`; the digest it printed.
@@ -234,9 +240,10 @@ async fn credentials_tls_and_the_cache_when_the_registry_is_gone() {
     let ca_args = ["--registry-ca", ca.to_str().unwrap()];
 
     let untrusted = krt_in(dir.path(), &["component", "push", file_arg, &tag], None).await;
-    assert_eq!(untrusted.code, 1, "{}", show(&untrusted));
-    let says = format!("cannot make a TLS connection to registry {}", registry.host);
-    assert!(untrusted.stderr.contains(&says), "{}", untrusted.stderr);
+    refused(
+        &untrusted,
+        &format!("cannot make a TLS connection to registry {}", registry.host),
+    );
 
     let anonymous = krt_in(
         dir.path(),
@@ -244,12 +251,13 @@ async fn credentials_tls_and_the_cache_when_the_registry_is_gone() {
         None,
     )
     .await;
-    assert_eq!(anonymous.code, 1, "{}", show(&anonymous));
-    let says = format!(
-        "registry {} refused access to {tag} (401/403) with anonymous access",
-        registry.host
+    refused(
+        &anonymous,
+        &format!(
+            "registry {} refused access to {tag} (401/403) with anonymous access",
+            registry.host
+        ),
     );
-    assert!(anonymous.stderr.contains(&says), "{}", anonymous.stderr);
 
     registry.login(dir.path(), "wrong");
     let wrong = krt_in(
@@ -258,12 +266,13 @@ async fn credentials_tls_and_the_cache_when_the_registry_is_gone() {
         None,
     )
     .await;
-    assert_eq!(wrong.code, 1, "{}", show(&wrong));
-    let says = format!(
-        "registry {} refused access to {tag} (401/403) with the credentials of user 'krt'",
-        registry.host
+    refused(
+        &wrong,
+        &format!(
+            "registry {} refused access to {tag} (401/403) with the credentials of user 'krt'",
+            registry.host
+        ),
     );
-    assert!(wrong.stderr.contains(&says), "{}", wrong.stderr);
 
     registry.login(dir.path(), "s3cret");
     let digest = push(dir.path(), &file, &tag, &ca_args).await;
@@ -308,12 +317,13 @@ async fn credentials_tls_and_the_cache_when_the_registry_is_gone() {
         None,
     )
     .await;
-    assert_eq!(tag_offline.code, 1, "{}", show(&tag_offline));
-    let says = format!(
-        "registry {} is unreachable, and a tag needs the registry to be resolved",
-        registry.host
+    refused(
+        &tag_offline,
+        &format!(
+            "registry {} is unreachable, and a tag needs the registry to be resolved",
+            registry.host
+        ),
     );
-    assert!(tag_offline.stderr.contains(&says), "{}", tag_offline.stderr);
     let never = format!("sha256:{}", "0".repeat(64));
     let uncached = krt_in(
         dir.path(),
@@ -329,12 +339,13 @@ async fn credentials_tls_and_the_cache_when_the_registry_is_gone() {
         None,
     )
     .await;
-    assert_eq!(uncached.code, 1, "{}", show(&uncached));
-    let says = format!(
-        "registry {} is unreachable, and the cache has no copy of {never}",
-        registry.host
+    refused(
+        &uncached,
+        &format!(
+            "registry {} is unreachable, and the cache has no copy of {never}",
+            registry.host
+        ),
     );
-    assert!(uncached.stderr.contains(&says), "{}", uncached.stderr);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -469,11 +480,12 @@ async fn a_verification_policy_refuses_unsigned_and_wrongly_signed_components() 
     };
 
     let unsigned = apply().await;
-    assert_eq!(unsigned.code, 1, "{}", show(&unsigned));
-    let says = format!(
-        "{tag} ({digest}) is not signed by any of the keys tried ('cosign.pub'): it has no signatures"
+    refused(
+        &unsigned,
+        &format!(
+            "{tag} ({digest}) is not signed by any of the keys tried ('cosign.pub'): it has no signatures"
+        ),
     );
-    assert!(unsigned.stderr.contains(&says), "{}", unsigned.stderr);
     assert!(cluster.get_configmap("default", "from-oci").await.is_none());
 
     sign("other.key").await;
@@ -576,18 +588,19 @@ async fn a_registry_with_token_auth_over_tls_is_reached_through_its_bearer_chall
     let ca_args = ["--registry-ca", ca.to_str().unwrap()];
 
     registry.login(dir.path(), "wrong");
-    let refused = krt_in(
+    let refusal = krt_in(
         dir.path(),
         &[&["component", "push", file_arg, &tag][..], &ca_args].concat(),
         None,
     )
     .await;
-    assert_eq!(refused.code, 1, "{}", show(&refused));
-    let says = format!(
-        "registry {} refused access to {tag} (401/403) with the credentials of user 'krt'",
-        registry.host
+    refused(
+        &refusal,
+        &format!(
+            "registry {} refused access to {tag} (401/403) with the credentials of user 'krt'",
+            registry.host
+        ),
     );
-    assert!(refused.stderr.contains(&says), "{}", refused.stderr);
     assert_eq!(
         registry.tokens_issued(),
         0,
@@ -699,20 +712,17 @@ async fn a_plain_http_registry_off_loopback_needs_insecure_registry() {
     let file = dir.path().join("guest.wasm");
     std::fs::write(&file, guest_marked("insecure")).unwrap();
     let tag = registry.reference("krt/insecure:v1");
-    let refused = krt_in(
+    let refusal = krt_in(
         dir.path(),
         &["component", "push", file.to_str().unwrap(), &tag],
         None,
     )
     .await;
-    assert_eq!(
-        refused.code,
-        1,
-        "TLS is the default off loopback: {}",
-        show(&refused)
+    // TLS is the default off loopback.
+    refused(
+        &refusal,
+        &format!("cannot make a TLS connection to registry {}", registry.host),
     );
-    let says = format!("cannot make a TLS connection to registry {}", registry.host);
-    assert!(refused.stderr.contains(&says), "{}", refused.stderr);
     let digest = push(
         dir.path(),
         &file,
