@@ -8,6 +8,7 @@ use crate::bindings::{
     types as t,
 };
 use krt_guest::model as m;
+use serde::de::IgnoredAny;
 
 /// Maps between two enums with the same variant names.
 macro_rules! map_enum {
@@ -199,10 +200,10 @@ pub(crate) fn resource_to_wit(r: &m::Resource) -> t::Resource {
 /// Parses a resource coming back from the guest; its JSON was produced by the
 /// guest, so a parse failure is reported, not trusted.
 pub(crate) fn resource_from_wit(r: t::Resource) -> Result<m::Resource, String> {
-    let attributes = serde_json::from_str(&r.attributes)
-        .map_err(|e| format!("guest returned invalid attributes JSON for {}: {e}", r.id))?;
-    let extensions = serde_json::from_str(&r.extensions)
-        .map_err(|e| format!("guest returned invalid extensions JSON for {}: {e}", r.id))?;
+    let attributes =
+        serde_json::from_str(&r.attributes).map_err(|e| invalid_json(&r, "attributes", e))?;
+    let extensions =
+        serde_json::from_str(&r.extensions).map_err(|e| invalid_json(&r, "extensions", e))?;
     Ok(m::Resource {
         id: r.id,
         type_: r.type_,
@@ -210,6 +211,26 @@ pub(crate) fn resource_from_wit(r: t::Resource) -> Result<m::Resource, String> {
         depends_on: r.depends_on,
         extensions,
     })
+}
+
+/// Checks that a resource a guest handed over is JSON where
+/// [`resource_from_wit`] needs it, without building its values: what passes
+/// here converts there.
+pub(crate) fn check_resource(r: &t::Resource) -> Result<(), String> {
+    check_json(r, "attributes", &r.attributes)?;
+    check_json(r, "extensions", &r.extensions)
+}
+
+/// Checks that `field` of resource `r` is JSON, without building its value.
+pub(crate) fn check_json(r: &t::Resource, field: &str, text: &str) -> Result<(), String> {
+    serde_json::from_str::<IgnoredAny>(text)
+        .map(drop)
+        .map_err(|e| invalid_json(r, field, e))
+}
+
+/// Why `field` of resource `r` does not convert.
+pub(crate) fn invalid_json(r: &t::Resource, field: &str, e: serde_json::Error) -> String {
+    format!("guest returned invalid {field} JSON for {}: {e}", r.id)
 }
 
 pub(crate) fn apply_options_to_wit(o: &m::ApplyOptions) -> rt::ApplyOptions {
@@ -253,11 +274,14 @@ pub(crate) fn diff_from_wit(d: l::ObjectDiff) -> m::ObjectDiff {
 }
 
 // ---- the next link: what a middleware hands on, and the answer it gets ----
+//
+// The import's types and the export's are generated apart with the same
+// fields: these move each field across, and convert no JSON.
 
-pub(crate) fn apply_options_from_next(o: n::ApplyOptions) -> m::ApplyOptions {
-    m::ApplyOptions {
+pub(crate) fn apply_options_from_next(o: n::ApplyOptions) -> rt::ApplyOptions {
+    rt::ApplyOptions {
         dry_run: o.dry_run,
-        mode: map_enum!(o.mode, n::ApplyMode => m::ApplyMode { ServerSide, ClientSideThreeWay }),
+        mode: map_enum!(o.mode, n::ApplyMode => rt::ApplyMode { ServerSide, ClientSideThreeWay }),
         field_manager: o.field_manager,
         force: o.force,
         replace_on_immutable: o.replace_on_immutable,
@@ -267,6 +291,53 @@ pub(crate) fn apply_options_from_next(o: n::ApplyOptions) -> m::ApplyOptions {
     }
 }
 
+pub(crate) fn read_options_from_next(o: n::ReadOptions) -> rt::ReadOptions {
+    rt::ReadOptions {
+        default_namespace: o.default_namespace,
+    }
+}
+
+pub(crate) fn delete_options_from_next(o: n::DeleteOptions) -> rt::DeleteOptions {
+    rt::DeleteOptions {
+        dry_run: o.dry_run,
+        propagation_policy: o.propagation_policy,
+        default_namespace: o.default_namespace,
+    }
+}
+
+pub(crate) fn watch_options_from_next(o: n::WatchOptions) -> rt::WatchOptions {
+    rt::WatchOptions {
+        timeout_ms: o.timeout_ms,
+        default_namespace: o.default_namespace,
+    }
+}
+
+pub(crate) fn apply_answer_to_next(r: rt::ApplyResponse) -> n::ApplyResponse {
+    n::ApplyResponse {
+        resource: r.resource,
+        live: r.live,
+        action: map_enum!(r.action, rt::Action => n::Action { Create, Update, Unchanged, Delete, Replace }),
+        status: r.status,
+        retries: r.retries,
+    }
+}
+
+pub(crate) fn read_answer_to_next(r: rt::ReadResponse) -> n::ReadResponse {
+    n::ReadResponse {
+        resource: r.resource,
+        status: r.status,
+    }
+}
+
+pub(crate) fn watch_answer_to_next(r: rt::WatchResponse) -> n::WatchResponse {
+    n::WatchResponse {
+        resource: r.resource,
+        health: r.health,
+        status: r.status,
+    }
+}
+
+/// A model answer (a failure the host made) as the next link's answer.
 pub(crate) fn apply_response_to_next(r: m::ApplyResponse) -> n::ApplyResponse {
     n::ApplyResponse {
         resource: r.resource.as_ref().map(resource_to_wit),
@@ -277,6 +348,7 @@ pub(crate) fn apply_response_to_next(r: m::ApplyResponse) -> n::ApplyResponse {
     }
 }
 
+/// A model answer (a failure the host made) as the next link's answer.
 pub(crate) fn read_response_to_next(r: m::ReadResponse) -> n::ReadResponse {
     n::ReadResponse {
         resource: r.resource.as_ref().map(resource_to_wit),
@@ -284,14 +356,7 @@ pub(crate) fn read_response_to_next(r: m::ReadResponse) -> n::ReadResponse {
     }
 }
 
-pub(crate) fn delete_options_from_next(o: n::DeleteOptions) -> m::DeleteRequest {
-    m::DeleteRequest {
-        dry_run: o.dry_run,
-        propagation_policy: o.propagation_policy.map(propagation_from_wit),
-        default_namespace: o.default_namespace,
-    }
-}
-
+/// A model answer (a failure the host made) as the next link's answer.
 pub(crate) fn watch_response_to_next(r: m::WatchResponse) -> n::WatchResponse {
     n::WatchResponse {
         resource: r.resource.as_ref().map(resource_to_wit),

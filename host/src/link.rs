@@ -3,11 +3,8 @@
 //! ([`NextLink`]), which a middleware's `runtime` import calls. The imports
 //! need nothing else of the chain, so they can be called without one.
 
+use crate::bindings::{next as n, types as t};
 use crate::policy::Policy;
-use krt_guest::model::{
-    ApplyOptions, ApplyResponse, DeleteRequest, ReadOptions, ReadResponse, Resource, Status,
-    WatchRequest, WatchResponse,
-};
 use std::fmt;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -93,37 +90,39 @@ pub(crate) struct LinkSettings {
     pub(crate) policy: Arc<Policy>,
 }
 
-/// The link after a middleware's: what its `runtime` import calls, each
-/// answer already checked (a middleware, or the runtime at the end, each in
-/// its own store).
+/// The link after a middleware's: what its `runtime` import calls, in the
+/// import's own WIT values, so that what a middleware hands on reaches the
+/// next link as it is (no model values, no JSON printed again). Each answer
+/// is already checked: a middleware, or the runtime at the end, each in its
+/// own store.
 pub(crate) trait NextLink: Send + Sync {
     /// `runtime.apply` of the next link.
-    fn apply<'a>(
-        &'a self,
-        prior: Option<&'a Resource>,
-        plan: Option<&'a Resource>,
-        options: &'a ApplyOptions,
-    ) -> BoxFuture<'a, ApplyResponse>;
+    fn apply(
+        &self,
+        prior: Option<t::Resource>,
+        plan: Option<t::Resource>,
+        options: n::ApplyOptions,
+    ) -> BoxFuture<'_, n::ApplyResponse>;
 
     /// `runtime.read` of the next link.
-    fn read<'a>(
-        &'a self,
-        prior: Option<&'a Resource>,
-        plan: Option<&'a Resource>,
-        options: &'a ReadOptions,
-    ) -> BoxFuture<'a, ReadResponse>;
+    fn read(
+        &self,
+        prior: Option<t::Resource>,
+        plan: Option<t::Resource>,
+        options: n::ReadOptions,
+    ) -> BoxFuture<'_, n::ReadResponse>;
 
     /// `runtime.delete` of the next link.
-    fn delete<'a>(
-        &'a self,
-        resource: &'a Resource,
-        options: &'a DeleteRequest,
-    ) -> BoxFuture<'a, Option<Status>>;
+    fn delete(
+        &self,
+        resource: t::Resource,
+        options: n::DeleteOptions,
+    ) -> BoxFuture<'_, n::DeleteResponse>;
 
     /// `runtime.watch` of the next link.
-    fn watch<'a>(
-        &'a self,
-        resource: &'a Resource,
-        options: &'a WatchRequest,
-    ) -> BoxFuture<'a, WatchResponse>;
+    fn watch(
+        &self,
+        resource: t::Resource,
+        options: n::WatchOptions,
+    ) -> BoxFuture<'_, n::WatchResponse>;
 }

@@ -13,7 +13,6 @@ use crate::cluster::KubeCluster;
 use crate::link::{BoxFuture, Limits, LinkSettings, NextLink, Role};
 use crate::policy::Policy;
 use crate::state::{HostState, LimitHit};
-use krt_guest::model as m;
 use krt_stack::{Event, EventSink};
 use krt_testkit::{TestCluster, assert_contains};
 use std::sync::{Arc, Mutex};
@@ -284,49 +283,44 @@ struct Echo {
 }
 
 impl NextLink for Echo {
-    fn apply<'a>(
-        &'a self,
-        _: Option<&'a m::Resource>,
-        plan: Option<&'a m::Resource>,
-        _: &'a m::ApplyOptions,
-    ) -> BoxFuture<'a, m::ApplyResponse> {
+    fn apply(
+        &self,
+        _: Option<t::Resource>,
+        plan: Option<t::Resource>,
+        _: next::ApplyOptions,
+    ) -> BoxFuture<'_, next::ApplyResponse> {
         Box::pin(async move {
-            let plan = plan.cloned();
             if let Some(plan) = &plan {
                 self.applied.lock().unwrap().push(plan.id.clone());
             }
-            m::ApplyResponse {
+            next::ApplyResponse {
                 resource: plan,
                 live: None,
-                action: m::Action::Create,
+                action: next::Action::Create,
                 status: None,
                 retries: 0,
             }
         })
     }
 
-    fn read<'a>(
-        &'a self,
-        _: Option<&'a m::Resource>,
-        _: Option<&'a m::Resource>,
-        _: &'a m::ReadOptions,
-    ) -> BoxFuture<'a, m::ReadResponse> {
+    fn read(
+        &self,
+        _: Option<t::Resource>,
+        _: Option<t::Resource>,
+        _: next::ReadOptions,
+    ) -> BoxFuture<'_, next::ReadResponse> {
         Box::pin(async { unreachable!("the tests read nothing") })
     }
 
-    fn delete<'a>(
-        &'a self,
-        _: &'a m::Resource,
-        _: &'a m::DeleteRequest,
-    ) -> BoxFuture<'a, Option<m::Status>> {
+    fn delete(
+        &self,
+        _: t::Resource,
+        _: next::DeleteOptions,
+    ) -> BoxFuture<'_, next::DeleteResponse> {
         Box::pin(async { unreachable!("the tests delete nothing") })
     }
 
-    fn watch<'a>(
-        &'a self,
-        _: &'a m::Resource,
-        _: &'a m::WatchRequest,
-    ) -> BoxFuture<'a, m::WatchResponse> {
+    fn watch(&self, _: t::Resource, _: next::WatchOptions) -> BoxFuture<'_, next::WatchResponse> {
         Box::pin(async { unreachable!("the tests watch nothing") })
     }
 }

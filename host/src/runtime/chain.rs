@@ -5,15 +5,12 @@
 
 use super::failure::{self, too_large};
 use super::stats::Counters;
-use crate::bindings::{logic as l, observed as o, runtime as rt};
+use crate::bindings::{logic as l, next as n, observed as o, runtime as rt, types as t};
 use crate::cluster::KubeCluster;
 use crate::engine::{EPOCH_TICK, Loaded};
 use crate::link::{BoxFuture, LinkSettings, NextLink};
 use crate::state::{HostState, LimitHit};
-use krt_guest::model::{
-    ApplyOptions, ApplyResponse, DeleteRequest, Observation, ReadOptions, ReadResponse, Resource,
-    Status, WatchRequest, WatchResponse,
-};
+use krt_guest::model::{Observation, Status};
 use krt_stack::EventSink;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -43,39 +40,42 @@ struct Next {
 }
 
 impl NextLink for Next {
-    fn apply<'a>(
-        &'a self,
-        prior: Option<&'a Resource>,
-        plan: Option<&'a Resource>,
-        options: &'a ApplyOptions,
-    ) -> BoxFuture<'a, ApplyResponse> {
-        self.chain
-            .apply(self.at, prior, plan, options, self.observed.clone())
+    fn apply(
+        &self,
+        prior: Option<t::Resource>,
+        plan: Option<t::Resource>,
+        options: n::ApplyOptions,
+    ) -> BoxFuture<'_, n::ApplyResponse> {
+        let observed = self.observed.clone();
+        Box::pin(
+            self.chain
+                .apply_next(self.at, prior, plan, options, observed),
+        )
     }
 
-    fn read<'a>(
-        &'a self,
-        prior: Option<&'a Resource>,
-        plan: Option<&'a Resource>,
-        options: &'a ReadOptions,
-    ) -> BoxFuture<'a, ReadResponse> {
-        self.chain.read(self.at, prior, plan, options)
+    fn read(
+        &self,
+        prior: Option<t::Resource>,
+        plan: Option<t::Resource>,
+        options: n::ReadOptions,
+    ) -> BoxFuture<'_, n::ReadResponse> {
+        Box::pin(self.chain.read_next(self.at, prior, plan, options))
     }
 
-    fn delete<'a>(
-        &'a self,
-        resource: &'a Resource,
-        options: &'a DeleteRequest,
-    ) -> BoxFuture<'a, Option<Status>> {
-        self.chain.delete(self.at, resource, options)
+    fn delete(
+        &self,
+        resource: t::Resource,
+        options: n::DeleteOptions,
+    ) -> BoxFuture<'_, n::DeleteResponse> {
+        Box::pin(self.chain.delete_next(self.at, resource, options))
     }
 
-    fn watch<'a>(
-        &'a self,
-        resource: &'a Resource,
-        options: &'a WatchRequest,
-    ) -> BoxFuture<'a, WatchResponse> {
-        self.chain.watch(self.at, resource, options)
+    fn watch(
+        &self,
+        resource: t::Resource,
+        options: n::WatchOptions,
+    ) -> BoxFuture<'_, n::WatchResponse> {
+        Box::pin(self.chain.watch_next(self.at, resource, options))
     }
 }
 

@@ -4,9 +4,11 @@
 //! and results that are not valid resources.
 
 use crate::bindings::types as t;
-use crate::convert::resource_from_wit;
+use crate::convert::{check_json, invalid_json, resource_from_wit};
 use crate::state::{HostState, LimitHit};
 use krt_guest::model::{Resource, Status, StatusCode};
+use serde::Deserialize;
+use serde_json::Value;
 use std::time::Duration;
 use wasmtime::Trap;
 
@@ -109,16 +111,62 @@ pub(crate) fn returned_resource(
     let a = &resource.attributes;
     let text = |field: &str| a[field].as_str().is_some_and(|s| !s.is_empty());
     if !a.is_object() || !text("apiVersion") || !text("kind") {
-        return Err(invalid_result(
-            who,
-            export,
-            format!(
-                "resource {} is not a Kubernetes object (attributes need apiVersion and kind)",
-                resource.id
-            ),
-        ));
+        return Err(not_an_object(who, export, &resource.id));
     }
     Ok(resource)
+}
+
+/// A returned resource checked as [`returned_resource`] checks it, without
+/// building its values: for an answer that goes on as it is.
+pub(crate) fn check_returned_resource(
+    who: &str,
+    export: &str,
+    r: &t::Resource,
+) -> Result<(), Status> {
+    let invalid = |e| invalid_result(who, export, e);
+    let is_object = if r.attributes.trim_start().starts_with('{') {
+        match serde_json::from_str::<Head>(&r.attributes) {
+            Ok(head) => head.is_kubernetes_object(),
+            Err(e) if e.is_data() => false,
+            Err(e) => return Err(invalid(invalid_json(r, "attributes", e))),
+        }
+    } else {
+        check_json(r, "attributes", &r.attributes).map_err(invalid)?;
+        false
+    };
+    if !is_object {
+        return Err(not_an_object(who, export, &r.id));
+    }
+    check_json(r, "extensions", &r.extensions).map_err(invalid)
+}
+
+/// The fields of a JSON object that make it a Kubernetes object; the others
+/// are checked as JSON and skipped.
+#[derive(Deserialize)]
+struct Head {
+    #[serde(rename = "apiVersion")]
+    api_version: Option<Value>,
+    kind: Option<Value>,
+}
+
+impl Head {
+    /// Whether `apiVersion` and `kind` are both text, not empty.
+    fn is_kubernetes_object(&self) -> bool {
+        let text = |v: &Option<Value>| {
+            v.as_ref()
+                .and_then(Value::as_str)
+                .is_some_and(|s| !s.is_empty())
+        };
+        text(&self.api_version) && text(&self.kind)
+    }
+}
+
+fn not_an_object(who: &str, export: &str, id: &str) -> Status {
+    invalid_result(
+        who,
+        export,
+        format!("resource {id} is not a Kubernetes object (attributes need apiVersion and kind)"),
+    )
 }
 
 /// Bytes of a returned resource.

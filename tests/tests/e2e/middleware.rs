@@ -270,6 +270,44 @@ async fn a_trap_or_limit_in_a_link_names_it_and_the_runtime_is_not_called() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_answer_behind_a_middleware_names_the_link_that_gave_it() {
+    // A middleware's call on the next link gets the answer as it is, checked
+    // but not converted: a runtime's answer that is not JSON, or not a
+    // Kubernetes object, is blamed on the runtime, not on the middleware
+    // that hands it back.
+    let cluster = TestCluster::start().await;
+    let options = EngineOptions {
+        max_instances: 8,
+        cache_dir: Some(cache_dir()),
+        ..EngineOptions::default()
+    };
+    let rt = ComponentRuntime::builder(ComponentSource::File(guests::LIAR.into()))
+        .middleware(link(guests::PASSTHROUGH))
+        .build(cluster.kube_cluster("default"), &options)
+        .await
+        .unwrap_or_else(|e| panic!("the chain loads: {e:#?}"));
+    let plan = configmap("default", "lie", json!({}));
+    let response = apply(&rt, &plan).await;
+    let message = failure(&response, StatusCode::Internal, "GuestInvalidResult");
+    assert!(
+        message.starts_with("the runtime component returned an invalid result from runtime.apply")
+            && message.contains("invalid attributes JSON for v1:ConfigMap:default:lie"),
+        "{message}"
+    );
+    let dry = ApplyOptions {
+        dry_run: true,
+        ..ApplyOptions::default()
+    };
+    let response = rt.apply(None, Some(&plan), &dry).await;
+    let message = failure(&response, StatusCode::Internal, "GuestInvalidResult");
+    assert!(
+        message.starts_with("the runtime component returned an invalid result from runtime.apply")
+            && message.contains("resource v1:ConfigMap:default:lie is not a Kubernetes object"),
+        "{message}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reload_swaps_one_link_and_refuses_the_wrong_kind_of_component() {
     let cluster = TestCluster::start().await;
     let rt = chain(&cluster, vec![link(guests::PASSTHROUGH)]).await;
