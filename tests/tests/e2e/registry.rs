@@ -127,6 +127,109 @@ async fn the_guest_pushed_pulled_inspected_and_run_from_a_registry() {
     );
 }
 
+/// The compiled components under `cache` (an `XDG_CACHE_HOME`), by engine configuration.
+fn compiled_entries(cache: &Path) -> Vec<(String, usize)> {
+    let root = cache.join("krt/components");
+    let Ok(engines) = std::fs::read_dir(&root) else {
+        return Vec::new();
+    };
+    let mut entries: Vec<(String, usize)> = engines
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| {
+            let count = std::fs::read_dir(&p)
+                .unwrap()
+                .filter(|f| {
+                    f.as_ref()
+                        .unwrap()
+                        .path()
+                        .extension()
+                        .is_some_and(|x| x == "cwasm")
+                })
+                .count();
+            (p.file_name().unwrap().to_string_lossy().into_owned(), count)
+        })
+        .collect();
+    entries.sort();
+    entries
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pull_compiles_the_component_for_its_first_run() {
+    let Some(registry) = TestRegistry::start(RegistrySetup::default()) else {
+        return;
+    };
+    let cluster = TestCluster::start().await;
+    let dir = temp_dir("oci-precompiled");
+    let file = dir.path().join("guest.wasm");
+    std::fs::write(&file, guest_marked("a_pull_compiles_the_component")).unwrap();
+    let tag = registry.reference("krt/precompiled:v1");
+    push(dir.path(), &file, &tag, &[]).await;
+
+    // A cache of this test's own: nothing is compiled before the pull.
+    let cache = dir.path().join("cache");
+    let env = [("XDG_CACHE_HOME", cache.to_str().unwrap())];
+    let pull = krt_env(dir.path(), &["component", "pull", &tag], &env, None).await;
+    assert_eq!(pull.code, 0, "{}", show(&pull));
+    assert!(
+        pull.stdout.contains("compiled into krt's cache in")
+            && pull.stdout.contains("its first use starts cached"),
+        "{}",
+        show(&pull)
+    );
+    let compiled = compiled_entries(&cache);
+    assert_eq!(compiled.len(), 1, "one engine configuration: {compiled:?}");
+    assert_eq!(compiled[0].1, 1, "one compiled component: {compiled:?}");
+
+    let again = krt_env(
+        dir.path(),
+        &["component", "pull", &tag, "-o", "json"],
+        &env,
+        None,
+    )
+    .await;
+    assert_eq!(again.code, 0, "{}", show(&again));
+    let document: serde_json::Value = serde_json::from_str(&again.stdout).unwrap();
+    assert_eq!(document["compiled"], true, "{}", again.stdout);
+
+    // The run finds what the pull compiled: the same engine configuration,
+    // the same entry, nothing compiled again.
+    let kubeconfig = cluster.kubeconfig.to_str().unwrap();
+    let apply = krt_env(
+        dir.path(),
+        &[
+            "--kubeconfig",
+            kubeconfig,
+            "--component",
+            &tag,
+            "apply",
+            "--yes",
+            "-f",
+            "-",
+        ],
+        &env,
+        Some(CONFIGMAP),
+    )
+    .await;
+    assert_eq!(apply.code, 0, "{}", show(&apply));
+    assert!(cluster.get_configmap("default", "from-oci").await.is_some());
+    assert_eq!(compiled_entries(&cache), compiled);
+
+    // A component krt cannot load is pulled all the same, and the note says why.
+    let other = dir.path().join("other.wasm");
+    std::fs::write(&other, b"\0asm\x0d\0\x01\0").unwrap();
+    let odd = registry.reference("krt/not-a-runtime:v1");
+    push(dir.path(), &other, &odd, &[]).await;
+    let pull = krt_env(dir.path(), &["component", "pull", &odd], &env, None).await;
+    assert_eq!(pull.code, 0, "{}", show(&pull));
+    assert!(
+        pull.stderr.contains("not compiled into krt's cache:"),
+        "{}",
+        show(&pull)
+    );
+    assert!(dir.path().join("not-a-runtime.wasm").exists());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_moved_tag_is_followed_on_the_next_run_and_a_digest_pin_is_not() {
     let Some(registry) = TestRegistry::start(RegistrySetup::default()) else {
