@@ -1180,7 +1180,13 @@ impl Bench {
             &format!(
                 "Middleware: p50 of {ROUNDS} interleaved applies of an unchanged Deployment, same simulator"
             ),
-            &["chain", "apply µs", "added µs", "per link µs", "goal per link"],
+            &[
+                "chain",
+                "apply µs",
+                "added µs",
+                "per link µs",
+                "goal per link",
+            ],
             &rows,
         );
     }
