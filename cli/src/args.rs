@@ -276,7 +276,7 @@ pub enum Command {
     /// Run krt as a Kubernetes controller reconciling Stack resources, or install it.
     #[command(subcommand)]
     Controller(ControllerCommand),
-    /// Push, pull and inspect components in OCI registries.
+    /// Push, pull, inspect and sign components in OCI registries.
     #[command(subcommand)]
     Component(ComponentCommand),
 }

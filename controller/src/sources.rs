@@ -7,6 +7,7 @@
 
 use crate::crd::{ComponentRef, Stack};
 use crate::tenancy::Tenancy;
+use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
 use krt_host::ComponentSource;
 use krt_host::oci::{
@@ -14,6 +15,7 @@ use krt_host::oci::{
 };
 use krt_stack::manifest::{self, Loaded};
 use kube::Api;
+use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -284,13 +286,30 @@ impl Reader<'_> {
         namespace: Option<&str>,
         name: &str,
     ) -> Result<(ConfigMap, String), InputError> {
-        let namespace = namespace.unwrap_or(self.own);
+        self.get("ConfigMap", namespace.unwrap_or(self.own), name)
+            .await
+    }
+
+    /// The `kind` object `name` of `namespace`, read as the Stack, and how
+    /// messages name it (`namespace/name`).
+    async fn get<K>(
+        &self,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(K, String), InputError>
+    where
+        K: kube::Resource<Scope = NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + std::fmt::Debug,
+    {
         let what = format!("{namespace}/{name}");
-        let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), namespace);
+        let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
         match api.get_opt(name).await {
-            Ok(Some(cm)) => Ok((cm, what)),
+            Ok(Some(object)) => Ok((object, what)),
             Ok(None) => Err(InputError::SourceNotFound(format!(
-                "ConfigMap {what} does not exist"
+                "{kind} {what} does not exist"
             ))),
             Err(kube::Error::Api(status)) if status.code == 403 => {
                 Err(InputError::Forbidden(status.message))
@@ -299,48 +318,61 @@ impl Reader<'_> {
         }
     }
 
-    /// The registries with the Stack's credentials: its `imagePullSecrets`,
-    /// then those of its ServiceAccount (when the Stack may read it).
+    /// The registries with the Stack's credentials, set up on first use.
     async fn store(&self) -> Result<&OciStore, InputError> {
         self.store
             .get_or_try_init(|| async {
-                let mut credentials = RegistryCredentials::anonymous();
-                let mut names: Vec<String> =
-                    self.stack.spec.image_pull_secrets.iter().map(|s| s.name.clone()).collect();
-                let account = self.stack.spec.service_account_name.as_deref().unwrap_or("default");
-                let accounts: Api<ServiceAccount> = Api::namespaced(self.client.clone(), self.own);
-                match accounts.get_opt(account).await {
-                    Ok(Some(sa)) => names.extend(sa.image_pull_secrets.unwrap_or_default().into_iter().map(|r| r.name)),
-                    Ok(None) => {}
-                    Err(e) => tracing::debug!(error = %e, account, "the Stack cannot read its ServiceAccount's imagePullSecrets"),
-                }
-                let secrets: Api<Secret> = Api::namespaced(self.client.clone(), self.own);
-                for name in names {
-                    let what = format!("{}/{name}", self.own);
-                    let secret = match secrets.get_opt(&name).await {
-                        Ok(Some(secret)) => secret,
-                        Ok(None) => {
-                            return Err(InputError::SourceNotFound(format!("pull Secret {what} does not exist")));
-                        }
-                        Err(kube::Error::Api(status)) if status.code == 403 => {
-                            return Err(InputError::Forbidden(status.message));
-                        }
-                        Err(source) => return Err(InputError::Kube { what, source }),
-                    };
-                    let json = secret.data.unwrap_or_default().remove(".dockerconfigjson").ok_or_else(|| {
-                        InputError::SourceNotFound(format!(
-                            "pull Secret {what} has no `.dockerconfigjson` (a kubernetes.io/dockerconfigjson Secret)"
-                        ))
-                    })?;
-                    credentials = credentials.with_document(format!("pull Secret {what}"), json.0);
-                }
                 Ok(OciStore::new(OciOptions {
-                    credentials,
+                    credentials: self.pull_credentials().await?,
                     verification: self.registries.verification.clone(),
                     ..self.registries.base.clone()
                 })?)
             })
             .await
+    }
+
+    /// The credentials of the Stack's pull Secrets: its `imagePullSecrets`,
+    /// then those of its ServiceAccount (when the Stack may read it), as a
+    /// Pod takes them.
+    async fn pull_credentials(&self) -> Result<RegistryCredentials, InputError> {
+        let spec = &self.stack.spec;
+        let mut names: Vec<String> = spec
+            .image_pull_secrets
+            .iter()
+            .map(|s| s.name.clone())
+            .collect();
+        let account = spec.service_account_name.as_deref().unwrap_or("default");
+        let accounts: Api<ServiceAccount> = Api::namespaced(self.client.clone(), self.own);
+        match accounts.get_opt(account).await {
+            Ok(Some(sa)) => names.extend(
+                sa.image_pull_secrets
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|r| r.name),
+            ),
+            Ok(None) => {}
+            Err(e) => tracing::debug!(
+                error = %e,
+                account,
+                "the Stack cannot read its ServiceAccount's imagePullSecrets"
+            ),
+        }
+        let mut credentials = RegistryCredentials::anonymous();
+        for name in names {
+            let (secret, what) = self.get::<Secret>("pull Secret", self.own, &name).await?;
+            let json = secret
+                .data
+                .unwrap_or_default()
+                .remove(".dockerconfigjson")
+                .ok_or_else(|| {
+                    InputError::SourceNotFound(format!(
+                        "pull Secret {what} has no `.dockerconfigjson` (a \
+                         kubernetes.io/dockerconfigjson Secret)"
+                    ))
+                })?;
+            credentials = credentials.with_document(format!("pull Secret {what}"), json.0);
+        }
+        Ok(credentials)
     }
 
     /// Reads one component reference.

@@ -79,25 +79,19 @@ impl CompileCache {
         let mut config = std::hash::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut config);
         let dir = root.join(format!("engine-{:016x}", config.finish()));
-        let io = |source| CacheError::Io {
-            dir: dir.clone(),
-            source,
-        };
         for level in [root, dir.as_path()] {
-            fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(level)
-                .map_err(io)?;
-            let meta = fs::metadata(level).map_err(io)?;
-            if !private(&meta) {
-                return Err(CacheError::NotPrivate {
+            private_dir(level).map_err(|e| match e {
+                PrivateDirError::Io(source) => CacheError::Io {
+                    dir: dir.clone(),
+                    source,
+                },
+                PrivateDirError::NotPrivate { owner, mode, uid } => CacheError::NotPrivate {
                     dir: level.to_path_buf(),
-                    owner: meta.uid(),
-                    mode: meta.mode() & 0o7777,
-                    uid: rustix::process::getuid().as_raw(),
-                });
-            }
+                    owner,
+                    mode,
+                    uid,
+                },
+            })?;
         }
         Ok(CompileCache {
             dir,
@@ -215,12 +209,48 @@ impl CompileCache {
     }
 }
 
+/// Why a directory krt keeps what it trusts in cannot be used.
+#[derive(Debug)]
+pub(crate) enum PrivateDirError {
+    /// It could not be created or read.
+    Io(std::io::Error),
+    /// Another user owns it, or others may write to it.
+    NotPrivate {
+        /// Its owner.
+        owner: u32,
+        /// Its permission bits.
+        mode: u32,
+        /// This process's user.
+        uid: u32,
+    },
+}
+
+/// Creates `dir` (and its missing parents) private to this user, or checks
+/// that the one there is: owned by this user, writable by nobody else.
+pub(crate) fn private_dir(dir: &Path) -> Result<(), PrivateDirError> {
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(PrivateDirError::Io)?;
+    let meta = fs::metadata(dir).map_err(PrivateDirError::Io)?;
+    if private(&meta) {
+        return Ok(());
+    }
+    Err(PrivateDirError::NotPrivate {
+        owner: meta.uid(),
+        mode: meta.mode() & 0o7777,
+        uid: rustix::process::getuid().as_raw(),
+    })
+}
+
 /// Whether this process's user owns `meta`'s file and nobody else may write it.
 fn private(meta: &fs::Metadata) -> bool {
     meta.uid() == rustix::process::getuid().as_raw() && meta.mode() & 0o022 == 0
 }
 
-fn hex(digest: &[u8]) -> String {
+/// Lowercase hex of `digest`.
+pub(crate) fn hex(digest: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -3,21 +3,18 @@
 //! against that digest on every read, so an entry changed on disk is never
 //! used (it is removed, and the artifact pulled again).
 
+use crate::compile_cache::{PrivateDirError, hex, private_dir};
 use sha2::{Digest, Sha256};
 use std::fs;
 use std::io::Write;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
+
+/// The directory, beside the blobs, of the records of verified signatures.
+pub(crate) const VERIFIED: &str = "verified";
 
 /// `sha256:` and the lowercase hex SHA-256 of `bytes`.
 pub(crate) fn sha256_digest(bytes: &[u8]) -> String {
-    let hash = Sha256::digest(bytes);
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for b in hash {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
+    format!("sha256:{}", hex(&Sha256::digest(bytes)))
 }
 
 /// What a cache read found.
@@ -37,13 +34,26 @@ pub(crate) struct BlobCache {
 }
 
 impl BlobCache {
-    /// The cache under `dir`, created (private to this user) when missing.
+    /// The cache under `dir`, created private to this user when missing. An
+    /// existing one must be private already: the records of verified
+    /// signatures (`verified/`) live there, and a component they cover loads
+    /// without its signatures being checked again.
     pub(crate) fn open(dir: &Path) -> std::io::Result<Self> {
         let blobs = dir.join("sha256");
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&blobs)?;
+        for level in [dir, &blobs, &dir.join(VERIFIED)] {
+            private_dir(level).map_err(|e| match e {
+                PrivateDirError::Io(e) => e,
+                PrivateDirError::NotPrivate { owner, mode, uid } => std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    format!(
+                        "'{}' is not private to this user (owner uid {owner}, mode {mode:o}): krt \
+                         trusts the signature verifications it records there, so it must be \
+                         owned by uid {uid} and writable by nobody else",
+                        level.display()
+                    ),
+                ),
+            })?;
+        }
         Ok(BlobCache { dir: blobs })
     }
 
@@ -108,5 +118,35 @@ mod tests {
             cache.get("sha256:../../etc/passwd").unwrap(),
             Lookup::Miss
         ));
+    }
+
+    #[test]
+    fn a_cache_others_may_write_to_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let shared = dir.path().join("oci");
+        fs::create_dir(&shared).unwrap();
+        fs::set_permissions(&shared, fs::Permissions::from_mode(0o777)).unwrap();
+        let refused = BlobCache::open(&shared).unwrap_err();
+        assert_eq!(refused.kind(), std::io::ErrorKind::PermissionDenied);
+        assert!(
+            refused
+                .to_string()
+                .contains("is not private to this user (owner uid")
+                && refused.to_string().contains("mode 777"),
+            "{refused}"
+        );
+        assert!(!shared.join("sha256").exists(), "nothing is created in it");
+
+        // Its verified-signature records too.
+        let own = dir.path().join("own");
+        fs::create_dir_all(own.join(VERIFIED)).unwrap();
+        fs::set_permissions(own.join(VERIFIED), fs::Permissions::from_mode(0o757)).unwrap();
+        let refused = BlobCache::open(&own).unwrap_err();
+        assert!(
+            refused.to_string().contains("verified' is not private"),
+            "{refused}"
+        );
+        BlobCache::open(dir.path().join("fresh").as_path()).expect("a new cache is made private");
     }
 }

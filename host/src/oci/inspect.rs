@@ -4,6 +4,7 @@ use super::error::OciError;
 use super::reference::OciReference;
 use super::signatures;
 use super::store::OciStore;
+use crate::error::BoxError;
 
 /// What `krt component inspect` shows of a component in a registry.
 #[derive(Debug, Clone)]
@@ -39,17 +40,15 @@ impl OciStore {
     pub async fn inspect(&self, reference: &OciReference) -> Result<Inspection, OciError> {
         let fetched = self.fetch_checked(reference, false).await?;
         let bytes = fetched.component.clone();
+        let invalid = |source: BoxError| OciError::InvalidComponent {
+            name: reference.to_string(),
+            source,
+        };
         let described =
             tokio::task::spawn_blocking(move || oci_wasm::Component::from_raw_component(&*bytes))
                 .await
-                .map_err(|e| OciError::InvalidComponent {
-                    name: reference.to_string(),
-                    source: e.into(),
-                })?
-                .map_err(|e| OciError::InvalidComponent {
-                    name: reference.to_string(),
-                    source: e.into(),
-                })?;
+                .map_err(|e| invalid(e.into()))?
+                .map_err(|e| invalid(e.into()))?;
         let layers = self
             .signature_layers(&fetched.pinned, &fetched.digest)
             .await?;

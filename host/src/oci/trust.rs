@@ -2,6 +2,7 @@
 //! policy before it is used (and recording a verified digest in the cache),
 //! and signing one in its registry, through sigstore-rs's cosign client.
 
+use super::blobs::VERIFIED;
 use super::classify::connect_failure;
 use super::error::OciError;
 use super::reference::OciReference;
@@ -136,7 +137,7 @@ impl OciStore {
         let dir = self.inner.options.cache_dir.as_ref()?;
         let hex = |d: &str| d.trim_start_matches("sha256:").to_owned();
         Some(
-            dir.join("verified")
+            dir.join(VERIFIED)
                 .join(format!("{}-{}", hex(digest), hex(&key.fingerprint()))),
         )
     }

@@ -105,13 +105,11 @@ impl Chain {
                     },
                 )
                 .await;
-            let answer = answer.map(|r| {
-                observed.set_seen(r.observation.map(observation_from_wit));
-                r.response
-            });
-            if answer.is_err() {
-                observed.set_seen(None);
-            }
+            let (answer, seen) = match answer {
+                Ok(r) => (Ok(r.response), r.observation.map(observation_from_wit)),
+                Err(status) => (Err(status), None),
+            };
+            observed.set_seen(seen);
             return ("observed-apply.apply-observed", answer);
         }
         let answer = self

@@ -50,6 +50,12 @@ fn refused(run: &Run, says: &str) {
     assert!(run.stderr.contains(says), "no `{says}` in:\n{}", run.stderr);
 }
 
+/// `krt FLAGS apply --yes -f -` of [`CONFIGMAP`] in `dir`, against the cluster of `kubeconfig`.
+async fn apply_configmap(dir: &Path, kubeconfig: &Path, flags: &[&str]) -> Run {
+    let args = [flags, &["apply", "--yes", "-f", "-"]].concat();
+    krt_at(dir, kubeconfig, &args, Some(CONFIGMAP)).await
+}
+
 /// `krt component push FILE REF` in `dir`; the digest it printed.
 async fn push(dir: &Path, file: &Path, reference: &str, extra: &[&str]) -> String {
     let file = file.to_str().unwrap();
@@ -107,13 +113,7 @@ async fn the_guest_pushed_pulled_inspected_and_run_from_a_registry() {
         bytes
     );
 
-    let apply = krt_at(
-        dir.path(),
-        &cluster.kubeconfig,
-        &["--component", &tag, "apply", "--yes", "-f", "-"],
-        Some(CONFIGMAP),
-    )
-    .await;
+    let apply = apply_configmap(dir.path(), &cluster.kubeconfig, &["--component", &tag]).await;
     assert_eq!(apply.code, 0, "{}", show(&apply));
     assert_eq!(
         digest_after(&apply.stderr, &format!("component {tag}")),
@@ -181,16 +181,23 @@ async fn a_pull_compiles_the_component_for_its_first_run() {
     assert_eq!(compiled.len(), 1, "one engine configuration: {compiled:?}");
     assert_eq!(compiled[0].1, 1, "one compiled component: {compiled:?}");
 
-    let again = krt_env(
+    let again = krt_env(dir.path(), &["component", "pull", &tag], &env, None).await;
+    assert_eq!(again.code, 0, "{}", show(&again));
+    assert!(
+        again.stdout.contains("already compiled in krt's cache"),
+        "{}",
+        show(&again)
+    );
+    let json = krt_env(
         dir.path(),
         &["component", "pull", &tag, "-o", "json"],
         &env,
         None,
     )
     .await;
-    assert_eq!(again.code, 0, "{}", show(&again));
-    let document: serde_json::Value = serde_json::from_str(&again.stdout).unwrap();
-    assert_eq!(document["compiled"], true, "{}", again.stdout);
+    assert_eq!(json.code, 0, "{}", show(&json));
+    let document: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(document["compiled"], true, "{}", json.stdout);
 
     // The run finds what the pull compiled: the same engine configuration,
     // the same entry, nothing compiled again.
@@ -310,13 +317,7 @@ async fn a_blob_changed_in_the_registrys_storage_is_refused_and_nothing_is_appli
         );
     }
     assert!(!dir.path().join("x.wasm").exists());
-    let apply = krt_at(
-        dir.path(),
-        &cluster.kubeconfig,
-        &["--component", &tag, "apply", "--yes", "-f", "-"],
-        Some(CONFIGMAP),
-    )
-    .await;
+    let apply = apply_configmap(dir.path(), &cluster.kubeconfig, &["--component", &tag]).await;
     assert_eq!(apply.code, 1, "{}", show(&apply));
     assert!(apply.stderr.contains("digest mismatch"), "{}", show(&apply));
     assert!(cluster.get_configmap("default", "from-oci").await.is_none());
@@ -393,18 +394,8 @@ async fn credentials_tls_and_the_cache_when_the_registry_is_gone() {
     assert_eq!(pull.code, 0, "{}", show(&pull));
 
     registry.stop();
-    let offline = krt_at(
-        dir.path(),
-        &cluster.kubeconfig,
-        &[
-            &["--component", &pinned][..],
-            &ca_args,
-            &["apply", "--yes", "-f", "-"],
-        ]
-        .concat(),
-        Some(CONFIGMAP),
-    )
-    .await;
+    let flags = [&["--component", &pinned][..], &ca_args].concat();
+    let offline = apply_configmap(dir.path(), &cluster.kubeconfig, &flags).await;
     assert_eq!(
         offline.code,
         0,
@@ -467,13 +458,7 @@ async fn the_javascript_middleware_runs_from_a_registry() {
         krt_host::WIT_VERSION
     );
     assert!(inspect.stdout.contains(&world), "{}", show(&inspect));
-    let run = krt_at(
-        dir.path(),
-        &cluster.kubeconfig,
-        &["--middleware", &tag, "apply", "--yes", "-f", "-"],
-        Some(CONFIGMAP),
-    )
-    .await;
+    let run = apply_configmap(dir.path(), &cluster.kubeconfig, &["--middleware", &tag]).await;
     assert_eq!(run.code, 0, "{}", show(&run));
     assert_eq!(
         digest_after(&run.stderr, &format!("component {tag}")),
@@ -550,22 +535,8 @@ async fn a_verification_policy_refuses_unsigned_and_wrongly_signed_components() 
             tag.clone(),
         );
         async move {
-            krt_at(
-                &dir,
-                &kubeconfig,
-                &[
-                    "--verify-key",
-                    "cosign.pub",
-                    "--component",
-                    &tag,
-                    "apply",
-                    "--yes",
-                    "-f",
-                    "-",
-                ],
-                Some(CONFIGMAP),
-            )
-            .await
+            let flags = ["--verify-key", "cosign.pub", "--component", &tag];
+            apply_configmap(&dir, &kubeconfig, &flags).await
         }
     };
     let sign = |key: &'static str| {
@@ -716,18 +687,8 @@ async fn a_registry_with_token_auth_over_tls_is_reached_through_its_bearer_chall
         registry.tokens_issued() > 0,
         "the push went through the token server"
     );
-    let apply = krt_at(
-        dir.path(),
-        &cluster.kubeconfig,
-        &[
-            &["--component", &tag][..],
-            &ca_args,
-            &["apply", "--yes", "-f", "-"],
-        ]
-        .concat(),
-        Some(CONFIGMAP),
-    )
-    .await;
+    let flags = [&["--component", &tag][..], &ca_args].concat();
+    let apply = apply_configmap(dir.path(), &cluster.kubeconfig, &flags).await;
     assert_eq!(apply.code, 0, "{}", show(&apply));
     assert_eq!(
         digest_after(&apply.stderr, &format!("component {tag}")),
@@ -769,13 +730,7 @@ async fn what_wkg_pushed_krt_runs_and_what_krt_pushed_wkg_pulls() {
         krt_host::WIT_VERSION
     );
     assert!(inspect.stdout.contains(&world), "{}", inspect.stdout);
-    let apply = krt_at(
-        dir.path(),
-        &cluster.kubeconfig,
-        &["--component", &tag, "apply", "--yes", "-f", "-"],
-        Some(CONFIGMAP),
-    )
-    .await;
+    let apply = apply_configmap(dir.path(), &cluster.kubeconfig, &["--component", &tag]).await;
     assert_eq!(apply.code, 0, "krt runs what wkg pushed: {}", show(&apply));
     assert!(cluster.get_configmap("default", "from-oci").await.is_some());
 
