@@ -265,81 +265,69 @@ fn valgrind_found() -> bool {
 
 impl Bench {
     /// `krt apply` of a Namespace and 1,000 ConfigMaps (every object a create),
-    /// then of the same files again (every object unchanged), each under
-    /// callgrind with the warm compile cache; instructions per object by bucket.
+    /// then of the same files again (every object unchanged), then again
+    /// through one pass-through middleware, each under callgrind with the warm
+    /// compile cache; instructions per object by bucket.
     pub async fn instructions(&self) {
         if !valgrind_found() {
             say!("valgrind not found: the instruction counts need it (Debian's package valgrind)");
             return;
         }
-        self.warm_cache().await;
         // `KRT_BENCH_GUEST=path` counts another runtime component in place of the built-in one.
         let guest = crate::bench_guest();
         let component: Vec<&str> = match &guest {
             Some((path, _)) => vec!["--component", path.to_str().expect("a UTF-8 path")],
             None => Vec::new(),
         };
-        let cluster = start_cluster().await;
         if let Some((path, label)) = &guest {
             say!("runtime component: {} ({label})", path.display());
-            let warm = manifests(self.path(), "warm-guest", &in_new_namespace(1));
-            let args = [
-                &["apply", "-f", warm.to_str().unwrap(), "--yes"],
-                &component[..],
-            ]
-            .concat();
-            let (_, run) = self.krt(&cluster.kubeconfig, &args, &self.cache).await;
-            run.check("warming the cache with KRT_BENCH_GUEST");
         }
+        // The third run goes through one pass-through middleware: what a link
+        // adds, by where it runs.
+        let passthrough = crate::passthrough_component();
+        let middleware = ["--middleware", passthrough.to_str().expect("a UTF-8 path")];
+        let cluster = start_cluster().await;
+        // The runtime and the middleware are compiled first, under callgrind
+        // too: wasmtime's compile cache is keyed by the CPU features the
+        // engine finds, and valgrind's CPU has other features than the
+        // machine's, so a cache warmed outside it would not serve the runs.
+        let warm = manifests(self.path(), "warm-instructions", &in_new_namespace(1));
+        let args = [
+            &["apply", "-f", warm.to_str().unwrap(), "--yes"],
+            &component[..],
+            &middleware[..],
+        ]
+        .concat();
+        let warm_work = tempfile::tempdir_in(self.path()).unwrap();
+        let out = self.path().join("callgrind-warm.out");
+        self.callgrind(
+            &cluster.kubeconfig,
+            &args,
+            warm_work.path(),
+            &out,
+            "warming the cache",
+        )
+        .await;
         let objects = in_new_namespace(1000);
         let n = objects.len() as f64;
         let dir = manifests(self.path(), "instructions", &objects);
         let work = tempfile::tempdir_in(self.path()).unwrap();
         let mut profiles = Vec::new();
-        for run in ["create", "unchanged"] {
+        for (run, links) in [
+            ("create", &[][..]),
+            ("unchanged", &[][..]),
+            ("unchanged-middleware", &middleware[..]),
+        ] {
             let out = self.path().join(format!("callgrind-{run}.out"));
-            let valgrind = [
-                "valgrind",
-                "--tool=callgrind",
-                "--compress-strings=no",
-                "--compress-pos=no",
-                // wasmtime writes the compiled guest into memory it then runs.
-                "--smc-check=all-non-file",
-            ]
-            .map(String::from);
-            let valgrind = [
-                &valgrind[..],
-                &[format!("--callgrind-out-file={}", out.display())],
-            ]
-            .concat();
             let args = [
                 &["apply", "-f", dir.to_str().unwrap(), "--yes"],
                 &component[..],
+                links,
             ]
             .concat();
-            let mut cmd = crate::krt_command(
-                Some(&valgrind),
-                &crate::this_krt(),
-                &cluster.kubeconfig,
-                &args,
-                work.path(),
-                &self.cache,
-            );
-            cmd.env("KRT_PERF_MAP", "1")
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            let child = cmd.spawn().expect("valgrind starts");
-            let pid = child.id().expect("a running child");
-            let done = child.wait_with_output().await.expect("valgrind runs");
-            assert!(
-                done.status.success(),
-                "krt apply ({run}) under callgrind failed:\n{}",
-                String::from_utf8_lossy(&done.stderr)
-            );
-            let map = PathBuf::from(format!("/tmp/perf-{pid}.map"));
-            let names = perf_map(&map);
-            let _ = std::fs::remove_file(&map);
+            let names = self
+                .callgrind(&cluster.kubeconfig, &args, work.path(), &out, run)
+                .await;
             profiles.push(profile(&out, &names));
         }
         let per_object = |count: u64| format!("{:.0}", count as f64 / n);
@@ -349,7 +337,7 @@ impl Bench {
             .enumerate()
             .map(|(i, name)| {
                 let mut row = vec![name.to_string()];
-                for p in &profiles {
+                for p in &profiles[..2] {
                     row.push(per_object(p.buckets[i]));
                     row.push(share(p.buckets[i], p.total));
                 }
@@ -357,7 +345,7 @@ impl Bench {
             })
             .collect();
         let mut total = vec!["all of krt's process".to_string()];
-        for p in &profiles {
+        for p in &profiles[..2] {
             total.push(per_object(p.total));
             total.push("100%".into());
         }
@@ -399,11 +387,88 @@ impl Bench {
             &["crate", "per object", "share"],
             &rows,
         );
+        let (plain, linked) = (&profiles[1], &profiles[2]);
+        let added = |i: usize| linked.buckets[i] as i64 - plain.buckets[i] as i64;
+        let total_added = linked.total as i64 - plain.total as i64;
+        let mut rows: Vec<Vec<String>> = BUCKETS
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                vec![
+                    name.to_string(),
+                    format!("{:+.0}", added(i) as f64 / n),
+                    format!("{:.1}%", 100.0 * added(i) as f64 / total_added as f64),
+                ]
+            })
+            .collect();
+        rows.push(vec![
+            "all of krt's process".into(),
+            format!("{:+.0}", total_added as f64 / n),
+            "100%".into(),
+        ]);
+        table(
+            "One pass-through middleware link: the instructions it adds per unchanged object \
+             (the same run again with `--middleware passthrough.wasm`), by where they run",
+            &["where", "added per object", "share"],
+            &rows,
+        );
         say!(
-            "\ninstructions per object: create {}, unchanged {} (the guest's share of unchanged: {:.0} per object)",
+            "\ninstructions per object: create {}, unchanged {} (the guest's share of unchanged: {:.0} per object), one pass-through link {:+.0}",
             per_object(profiles[0].total),
             per_object(profiles[1].total),
-            profiles[1].buckets[0] as f64 / n
+            profiles[1].buckets[0] as f64 / n,
+            total_added as f64 / n
         );
+    }
+
+    /// Runs `krt` with `args` in `work` under callgrind, its counts written to
+    /// `out`, with wasmtime's perf map on; the names the perf map gave the
+    /// compiled guest code. `what` names the run when it fails.
+    async fn callgrind(
+        &self,
+        kubeconfig: &Path,
+        args: &[&str],
+        work: &Path,
+        out: &Path,
+        what: &str,
+    ) -> PerfMap {
+        let valgrind = [
+            "valgrind",
+            "--tool=callgrind",
+            "--compress-strings=no",
+            "--compress-pos=no",
+            // wasmtime writes the compiled guest into memory it then runs.
+            "--smc-check=all-non-file",
+        ]
+        .map(String::from);
+        let valgrind = [
+            &valgrind[..],
+            &[format!("--callgrind-out-file={}", out.display())],
+        ]
+        .concat();
+        let mut cmd = crate::krt_command(
+            Some(&valgrind),
+            &crate::this_krt(),
+            kubeconfig,
+            args,
+            work,
+            &self.cache,
+        );
+        cmd.env("KRT_PERF_MAP", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let child = cmd.spawn().expect("valgrind starts");
+        let pid = child.id().expect("a running child");
+        let done = child.wait_with_output().await.expect("valgrind runs");
+        assert!(
+            done.status.success(),
+            "krt apply ({what}) under callgrind failed:\n{}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+        let map = PathBuf::from(format!("/tmp/perf-{pid}.map"));
+        let names = perf_map(&map);
+        let _ = std::fs::remove_file(&map);
+        names
     }
 }

@@ -185,7 +185,7 @@ async fn main() {
 
 /// The pass-through middleware of `tests/middleware`, built as `tests/build.rs`
 /// builds it (in the same target directory, so an up-to-date one is reused).
-fn passthrough_component() -> PathBuf {
+pub(crate) fn passthrough_component() -> PathBuf {
     let workspace = krt_testkit::workspace();
     match krt_wasm_build::test_examples(&workspace, "krt-test-middleware", &["passthrough"]) {
         Ok(mut paths) => paths.remove(0),
