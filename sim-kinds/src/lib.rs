@@ -1,5 +1,5 @@
 //! krt-sim's built-in kinds: every listable resource type of k8s-openapi's targeted Kubernetes
-//! minor (feature `v1_33`) and the create-only review kinds (`authentication.k8s.io`,
+//! minor (feature `v1_36`) and the create-only review kinds (`authentication.k8s.io`,
 //! `authorization.k8s.io`), each listed once by its Rust type. Everything else about a kind is read
 //! off that type: group, version, kind and plural from [`k8s_openapi::Resource`], the scope from
 //! its `Scope`, the fields it has from its `Deserialize` impl ([`probe`]), and its schema from its
@@ -192,6 +192,7 @@ pub static BUILTINS: &[Builtin] = builtins![
     batch::v1::Job,
     certificates::v1::CertificateSigningRequest,
     certificates::v1beta1::ClusterTrustBundle,
+    certificates::v1beta1::PodCertificateRequest,
     certificates::v1alpha1::ClusterTrustBundle,
     networking::v1::IngressClass,
     networking::v1::Ingress,
@@ -210,18 +211,22 @@ pub static BUILTINS: &[Builtin] = builtins![
     storage::v1::CSIStorageCapacity,
     storage::v1::StorageClass,
     storage::v1::VolumeAttachment,
+    storage::v1::VolumeAttributesClass,
     storage::v1beta1::VolumeAttributesClass,
-    storage::v1alpha1::VolumeAttributesClass,
+    admissionregistration::v1::MutatingAdmissionPolicy,
+    admissionregistration::v1::MutatingAdmissionPolicyBinding,
     admissionregistration::v1::MutatingWebhookConfiguration,
     admissionregistration::v1::ValidatingAdmissionPolicy,
     admissionregistration::v1::ValidatingAdmissionPolicyBinding,
     admissionregistration::v1::ValidatingWebhookConfiguration,
-    admissionregistration::v1beta1::ValidatingAdmissionPolicy,
-    admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+    admissionregistration::v1beta1::MutatingAdmissionPolicy,
+    admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
     admissionregistration::v1alpha1::MutatingAdmissionPolicy,
     admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
     apiextensions::v1::CustomResourceDefinition,
     scheduling::v1::PriorityClass,
+    scheduling::v1alpha2::PodGroup,
+    scheduling::v1alpha2::Workload,
     coordination::v1::Lease,
     coordination::v1beta1::LeaseCandidate,
     coordination::v1alpha2::LeaseCandidate,
@@ -230,7 +235,12 @@ pub static BUILTINS: &[Builtin] = builtins![
     flowcontrol::v1::FlowSchema,
     flowcontrol::v1::PriorityLevelConfiguration,
     apiserverinternal::v1alpha1::StorageVersion,
+    resource::v1::DeviceClass,
+    resource::v1::ResourceClaim,
+    resource::v1::ResourceClaimTemplate,
+    resource::v1::ResourceSlice,
     resource::v1beta2::DeviceClass,
+    resource::v1beta2::DeviceTaintRule,
     resource::v1beta2::ResourceClaim,
     resource::v1beta2::ResourceClaimTemplate,
     resource::v1beta2::ResourceSlice,
@@ -238,12 +248,9 @@ pub static BUILTINS: &[Builtin] = builtins![
     resource::v1beta1::ResourceClaim,
     resource::v1beta1::ResourceClaimTemplate,
     resource::v1beta1::ResourceSlice,
-    resource::v1alpha3::DeviceClass,
     resource::v1alpha3::DeviceTaintRule,
-    resource::v1alpha3::ResourceClaim,
-    resource::v1alpha3::ResourceClaimTemplate,
-    resource::v1alpha3::ResourceSlice,
-    storagemigration::v1alpha1::StorageVersionMigration,
+    resource::v1alpha3::ResourcePoolStatusRequest,
+    storagemigration::v1beta1::StorageVersionMigration,
 ];
 
 /// `autoscaling/v1` `Scale`, the kind of every `/scale` subresource.
@@ -278,7 +285,7 @@ pub struct BuiltinResource {
     pub namespaced: bool,
 }
 
-/// Every built-in resource the cluster serves (k8s-openapi's `v1_33` set), in discovery order.
+/// Every built-in resource the cluster serves (k8s-openapi's `v1_36` set), in discovery order.
 pub fn builtin_resources() -> impl Iterator<Item = BuiltinResource> {
     BUILTINS.iter().map(|b| b.resource)
 }

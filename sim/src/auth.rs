@@ -17,6 +17,10 @@ pub const ANONYMOUS: &str = "system:anonymous";
 /// The group whose members may do anything, RBAC or not.
 pub const MASTERS: &str = "system:masters";
 
+/// The extra key that names the credential a request authenticated with (`JTI=<id>` for a
+/// service account token, `X509SHA256=<hex>` for a client certificate).
+pub const CREDENTIAL_ID: &str = "authentication.kubernetes.io/credential-id";
+
 /// A user as the API server sees one: name, UID, groups and extra attributes.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct UserInfo {

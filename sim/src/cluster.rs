@@ -83,22 +83,32 @@ impl Cluster {
         self.store.lock().set_observer(Box::new(observer));
     }
 
+    /// Removes the cluster's worker, before it is seeded: a bare control plane, as
+    /// kube-apiserver and kube-controller-manager alone are. No scheduler binds Pods and no
+    /// kubelet runs them (they stay Pending, without a node), DaemonSets have no node to run on,
+    /// and no default StorageClass is seeded.
+    pub(crate) fn remove_worker(&self) {
+        self.store.lock().remove_worker();
+    }
+
     /// Creates the namespaces every cluster starts with (each with its `default`
-    /// ServiceAccount), the default StorageClass `standard` (as kind's), whose claims the
-    /// volume controller provisions at once, and the default RBAC roles and bindings (the
-    /// aggregated `admin`, `edit` and `view` filled in).
+    /// ServiceAccount), the default StorageClass `standard` (as kind's, with a worker), whose
+    /// claims the volume controller provisions at once, and the default RBAC roles and bindings
+    /// (the aggregated `admin`, `edit` and `view` filled in).
     pub(crate) fn seed(&self) {
         let mut state = self.store.lock();
         crate::rbac::bootstrap::seed(&mut state);
         controllers::aggregation::reconcile(&mut state);
-        state.put(
+        if state.has_worker() {
+            state.put(
             Key::of("storage.k8s.io", "storageclasses", "", "standard"),
             json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
                 "metadata": {"name": "standard", "uid": meta::uid(), "creationTimestamp": meta::now(),
                     "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
                 "provisioner": "rancher.io/local-path", "reclaimPolicy": "Delete",
                 "volumeBindingMode": "Immediate"}),
-        );
+            );
+        }
         for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             let key = Key::of("", "namespaces", "", name);
             state.put(

@@ -309,12 +309,12 @@ pub fn aggregated(state: &State, core: bool, version: &str) -> Value {
 pub fn version() -> Value {
     serde_json::to_value(Info {
         major: "1".into(),
-        minor: "33".into(),
-        git_version: "v1.33.0-krt-sim".into(),
+        minor: crate::deprecation::MINOR.to_string(),
+        git_version: crate::deprecation::git_version(),
         git_commit: "0000000000000000000000000000000000000000".into(),
         git_tree_state: "clean".into(),
         build_date: "2025-01-01T00:00:00Z".into(),
-        go_version: "go1.24".into(),
+        go_version: "go1.26".into(),
         compiler: "gc".into(),
         platform: "linux/amd64".into(),
         ..Info::default()

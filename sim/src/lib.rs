@@ -33,6 +33,7 @@ mod controllers;
 mod crd;
 mod decode;
 mod defaults;
+mod deprecation;
 mod discovery;
 mod events;
 mod guest_cluster;

@@ -29,6 +29,9 @@ pub const ORPHAN: &str = "orphan";
 pub const PVC_PROTECTION: &str = "kubernetes.io/pvc-protection";
 /// Finalizer the same plugin puts on every new volume, kept while a claim is bound to it.
 pub const PV_PROTECTION: &str = "kubernetes.io/pv-protection";
+/// Finalizer the same plugin puts on every new VolumeAttributesClass, kept while a claim or a
+/// volume names it.
+pub const VAC_PROTECTION: &str = "kubernetes.io/vac-protection";
 
 /// The finalizers `object` carries, in order.
 pub(crate) fn finalizers(object: &Value) -> impl Iterator<Item = &str> {

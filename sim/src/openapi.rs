@@ -266,7 +266,7 @@ fn document(state: &State, root: &str) -> Option<Value> {
     schemas.extend(custom);
     Some(json!({
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": "v1.33.0-krt-sim"},
+        "info": {"title": "Kubernetes", "version": crate::deprecation::git_version()},
         "paths": paths,
         "components": {"schemas": schemas},
     }))
@@ -313,7 +313,7 @@ pub fn v2(state: &State) -> Value {
     }
     json!({
         "swagger": "2.0",
-        "info": {"title": "Kubernetes", "version": "v1.33.0-krt-sim"},
+        "info": {"title": "Kubernetes", "version": crate::deprecation::git_version()},
         "paths": out,
         "definitions": definitions,
     })

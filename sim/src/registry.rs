@@ -229,6 +229,10 @@ pub const FACTS: &[Facts] = &[
         .short(&["crd", "crds"])
         .api_extensions(),
     facts("scheduling.k8s.io", "priorityclasses").short(&["pc"]),
+    // A claim's spec is immutable, a migration's too: their registries set no generation.
+    facts("resource.k8s.io", "resourceclaims").generation(false),
+    facts("resource.k8s.io", "resourceclaimtemplates").generation(false),
+    facts("storagemigration.k8s.io", "storageversionmigrations").generation(false),
     facts("discovery.k8s.io", "endpointslices").generation(true),
 ];
 

@@ -37,6 +37,9 @@ pub struct Request {
     /// Who sent it, as authenticated by the HTTP server; `None` for a trusted in-process caller,
     /// which RBAC does not check.
     pub user: Option<UserInfo>,
+    /// The API version the client addressed, when another version's storage serves the request
+    /// (`events.k8s.io/v1` Events are core Events): a write's ownership is recorded in it.
+    pub addressed_version: Option<String>,
 }
 
 impl Request {

@@ -57,6 +57,8 @@ pub struct State {
     cursors: HashMap<&'static str, u64>,
     /// The cluster CA certificate (PEM) published in every namespace's `kube-root-ca.crt`.
     root_ca: Option<String>,
+    /// Whether the cluster has its simulated worker node (see [`State::has_worker`]).
+    worker: bool,
 }
 
 /// Called with the new resourceVersion after every committed change (under the store lock, so
@@ -84,6 +86,7 @@ impl Store {
                 index: index::Index::default(),
                 cursors: HashMap::new(),
                 root_ca: None,
+                worker: true,
             }),
         }
     }
@@ -314,6 +317,17 @@ impl State {
     /// The cluster CA certificate (PEM) the root CA publisher publishes, once one is set.
     pub fn root_ca(&self) -> Option<&str> {
         self.root_ca.as_deref()
+    }
+
+    /// Whether the cluster has a worker: the node `krt-sim-node` that Pods are scheduled to and
+    /// run on. Without one it is a bare control plane, whose Pods stay unscheduled.
+    pub fn has_worker(&self) -> bool {
+        self.worker
+    }
+
+    /// Removes the worker node ([`State::has_worker`]).
+    pub fn remove_worker(&mut self) {
+        self.worker = false;
     }
 
     /// Sets the cluster CA certificate (PEM) the root CA publisher publishes.

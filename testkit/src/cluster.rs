@@ -251,17 +251,14 @@ impl TestCluster {
                 .expect("the ServiceAccount is created");
         }
         let request = TokenRequest {
-            spec: TokenRequestSpec {
-                audiences: Vec::new(),
-                ..TokenRequestSpec::default()
-            },
+            spec: Some(TokenRequestSpec::default()),
             ..TokenRequest::default()
         };
         let issued = accounts
             .create_token_request(name, &Default::default(), &request)
             .await
             .expect("a token is issued");
-        let token = issued.status.expect("the token").token;
+        let token = issued.status.and_then(|s| s.token).expect("the token");
         self.kubeconfig_as(
             &format!("{namespace}-{name}"),
             &krt_sim::Credential::Token(token),

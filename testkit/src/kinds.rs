@@ -791,6 +791,42 @@ spec:
 "#,
     },
     KindSample {
+        api_version: "admissionregistration.k8s.io/v1",
+        kind: "MutatingAdmissionPolicy",
+        plural: "mutatingadmissionpolicies",
+        namespaced: false,
+        yaml: r#"apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata:
+  name: gadget-owner
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [example.com]
+      apiVersions: [v1]
+      operations: [CREATE]
+      resources: [gadgets]
+  reinvocationPolicy: Never
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: 'Object{metadata: Object.metadata{labels: {"owner": "shop"}}}'
+"#,
+    },
+    KindSample {
+        api_version: "admissionregistration.k8s.io/v1",
+        kind: "MutatingAdmissionPolicyBinding",
+        plural: "mutatingadmissionpolicybindings",
+        namespaced: false,
+        yaml: r#"apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata:
+  name: gadget-owner
+spec:
+  policyName: gadget-owner
+"#,
+    },
+    KindSample {
         api_version: "certificates.k8s.io/v1",
         kind: "CertificateSigningRequest",
         plural: "certificatesigningrequests",
@@ -891,6 +927,20 @@ spec:
 "#,
     },
     KindSample {
+        api_version: "storage.k8s.io/v1",
+        kind: "VolumeAttributesClass",
+        plural: "volumeattributesclasses",
+        namespaced: false,
+        yaml: r#"apiVersion: storage.k8s.io/v1
+kind: VolumeAttributesClass
+metadata:
+  name: idem-gold
+driverName: csi.idem.example.com
+parameters:
+  iops: "3000"
+"#,
+    },
+    KindSample {
         api_version: "flowcontrol.apiserver.k8s.io/v1",
         kind: "PriorityLevelConfiguration",
         plural: "prioritylevelconfigurations",
@@ -934,11 +984,11 @@ spec:
 "#,
     },
     KindSample {
-        api_version: "resource.k8s.io/v1beta2",
+        api_version: "resource.k8s.io/v1",
         kind: "DeviceClass",
         plural: "deviceclasses",
         namespaced: false,
-        yaml: r#"apiVersion: resource.k8s.io/v1beta2
+        yaml: r#"apiVersion: resource.k8s.io/v1
 kind: DeviceClass
 metadata:
   name: idem-gpu
@@ -949,11 +999,11 @@ spec:
 "#,
     },
     KindSample {
-        api_version: "resource.k8s.io/v1beta2",
+        api_version: "resource.k8s.io/v1",
         kind: "ResourceClaim",
         plural: "resourceclaims",
         namespaced: true,
-        yaml: r#"apiVersion: resource.k8s.io/v1beta2
+        yaml: r#"apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
 metadata:
   name: gpu
@@ -967,11 +1017,11 @@ spec:
 "#,
     },
     KindSample {
-        api_version: "resource.k8s.io/v1beta2",
+        api_version: "resource.k8s.io/v1",
         kind: "ResourceClaimTemplate",
         plural: "resourceclaimtemplates",
         namespaced: true,
-        yaml: r#"apiVersion: resource.k8s.io/v1beta2
+        yaml: r#"apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
 metadata:
   name: gpu
@@ -986,11 +1036,11 @@ spec:
 "#,
     },
     KindSample {
-        api_version: "resource.k8s.io/v1beta2",
+        api_version: "resource.k8s.io/v1",
         kind: "ResourceSlice",
         plural: "resourceslices",
         namespaced: false,
-        yaml: r#"apiVersion: resource.k8s.io/v1beta2
+        yaml: r#"apiVersion: resource.k8s.io/v1
 kind: ResourceSlice
 metadata:
   name: edge-1-gpus
@@ -1006,18 +1056,17 @@ spec:
 "#,
     },
     KindSample {
-        api_version: "storagemigration.k8s.io/v1alpha1",
+        api_version: "storagemigration.k8s.io/v1beta1",
         kind: "StorageVersionMigration",
         plural: "storageversionmigrations",
         namespaced: false,
-        yaml: r#"apiVersion: storagemigration.k8s.io/v1alpha1
+        yaml: r#"apiVersion: storagemigration.k8s.io/v1beta1
 kind: StorageVersionMigration
 metadata:
   name: deployments
 spec:
   resource:
     group: apps
-    version: v1
     resource: deployments
 "#,
     },

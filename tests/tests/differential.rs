@@ -19,11 +19,13 @@
 //!   with its reason, in `tests/data/differential/known.json`; the run prints
 //!   `agree N of M` and fails on any unlisted disagreement, on a listed one that
 //!   now agrees (the list stays true), and when the table in this file no longer
-//!   matches the recording (record again).
+//!   matches the recording (record again). `KRT_DIFFERENTIAL_DUMP=FILE` also writes every
+//!   disagreement there, both answers whole, one JSON line each.
 //!
 //! Normalizing removes what is meant to differ between two servers: uids,
-//! resourceVersions, timestamps, allocated cluster IPs, the `time` of
-//! managedFields entries, and the order of list items. `status` is left out of
+//! resourceVersions (an object's, and an object reference's), timestamps, allocated cluster IPs, certificates and their
+//! fingerprints, the `time` of managedFields entries (which orders them), and the order of
+//! list items. `status` is left out of
 //! objects (controllers fill it on their own schedule; the semantics table of
 //! krt-sim checks it); Status answers (errors) are compared whole.
 
@@ -192,6 +194,7 @@ const CONTROLLED: &[&str] = &[
     "Endpoints",
     "EndpointSlice",
     "ServiceAccount",
+    "ServiceCIDR",
 ];
 
 /// How long the table waits after creating an object of a [`CONTROLLED`] kind.
@@ -278,13 +281,20 @@ fn table() -> Vec<Step> {
             Some("application/merge-patch+json"),
             Some(json!({"metadata": {"labels": {"differential": "merge"}}})),
         ));
-        steps.push(step(
+        let mut json_patch = step(
             "json patch",
             "PATCH",
             &item,
             Some("application/json-patch+json"),
-            Some(json!([{"op": "add", "path": "/metadata/annotations", "value": {"differential": "json"}}])),
-        ));
+            Some(
+                json!([{"op": "add", "path": "/metadata/annotations", "value": {"differential": "json"}}]),
+            ),
+        );
+        // The patch replaces every annotation, controllers' too: they put theirs back.
+        if CONTROLLED.contains(&kind.kind) {
+            json_patch.settle_ms = SETTLE_MS;
+        }
+        steps.push(json_patch);
         if !is_custom(kind) {
             steps.push(step(
                 "strategic merge patch",
@@ -346,13 +356,18 @@ fn table() -> Vec<Step> {
             Some(unknown.clone()),
         ));
         unknown["metadata"]["name"] = json!(format!("{name}-warn"));
-        steps.push(step(
+        let mut warn = step(
             "unknown field, Warn",
             "POST",
             &format!("{collection}?fieldValidation=Warn"),
             json,
             Some(unknown),
-        ));
+        );
+        // It creates an object, which its controllers then write to.
+        if CONTROLLED.contains(&kind.kind) {
+            warn.settle_ms = SETTLE_MS;
+        }
+        steps.push(warn);
         steps.push(step(
             "invalid name",
             "POST",
@@ -484,11 +499,16 @@ fn normalize(value: &mut Value) {
             if let Some(entries) = meta.get_mut("managedFields").and_then(Value::as_array_mut) {
                 // Status writes are the controllers', on their own schedule.
                 entries.retain(|e| e["subresource"] != "status");
-                for entry in entries {
+                for entry in entries.iter_mut() {
                     if let Some(entry) = entry.as_object_mut() {
                         entry.remove("time");
                     }
                 }
+                // Entries are sorted by time first: whether a controller's write fell in the
+                // same second as the one before it is timing.
+                entries.sort_by_key(|e| {
+                    ["operation", "manager", "apiVersion", "subresource"].map(|f| e[f].to_string())
+                });
             }
             if meta.contains_key("generateName") {
                 meta.insert("name".into(), json!("<generated>"));
@@ -505,16 +525,22 @@ fn normalize(value: &mut Value) {
             }
         }
         if let Some(items) = map.get_mut("items").and_then(Value::as_array_mut) {
+            // By name as normalized: a generated one is `<generated>`.
             items.sort_by_key(|i| {
-                (
-                    i["metadata"]["namespace"].to_string(),
-                    i["metadata"]["name"].to_string(),
-                )
+                let name = match i["metadata"]["generateName"] {
+                    Value::Null => i["metadata"]["name"].to_string(),
+                    _ => "<generated>".to_string(),
+                };
+                (i["metadata"]["namespace"].to_string(), name)
             });
         }
     }
     match value {
         Value::Object(map) => {
+            // An object reference's resourceVersion (a claim's `claimRef`).
+            if let Some(Value::String(version)) = map.get_mut("resourceVersion") {
+                *version = "<resourceVersion>".into();
+            }
             // managedFields name list items by key, and an ownerReference's key is its uid.
             if map.keys().any(|k| k.contains("\"uid\":\"")) {
                 *map = std::mem::take(map)
@@ -527,6 +553,13 @@ fn normalize(value: &mut Value) {
         Value::Array(items) => items.iter_mut().for_each(normalize),
         Value::String(text) if jiff::Timestamp::from_str(text).is_ok() => *text = "<time>".into(),
         Value::String(text) if is_uid(text) => *text = "<uid>".into(),
+        // Who the client is differs by its certificate, the cluster by its CA.
+        Value::String(text) if text.starts_with("X509SHA256=") => {
+            *text = "X509SHA256=<fingerprint>".into();
+        }
+        Value::String(text) if text.starts_with("-----BEGIN CERTIFICATE-----") => {
+            *text = "<certificate>".into();
+        }
         Value::String(text) => {
             // The projected token volume's random suffix.
             if let Some(suffix) = text.strip_prefix("kube-api-access-")
@@ -646,8 +679,16 @@ async fn replay() {
         .expect("the recording (tests/data/differential/recorded.jsonl)");
     let mut lines = text.lines();
     let header: Value = serde_json::from_str(lines.next().expect("a header")).unwrap();
+    // Normalized again: what normalizing removes may have grown since the recording.
     let recorded: Vec<Recorded> = lines
         .map(|l| serde_json::from_str(l).expect("a recorded answer"))
+        .map(|mut r: Recorded| {
+            normalize(&mut r.answer.body);
+            if let Value::Array(events) = &mut r.answer.body {
+                events.sort_by_key(|e| e.to_string());
+            }
+            r
+        })
         .collect();
     let steps: Vec<Step> = recorded.iter().map(|r| r.step.clone()).collect();
     assert!(
@@ -658,10 +699,12 @@ async fn replay() {
     let known: BTreeMap<String, String> =
         serde_json::from_str(&std::fs::read_to_string(known_path()).expect("known.json"))
             .expect("known.json");
-    let cluster = krt_testkit::TestCluster::start().await;
+    let (sim, client) = recorded_identity_client().await;
+    let dump = std::env::var_os("KRT_DIFFERENTIAL_DUMP").map(PathBuf::from);
+    let mut disagreements = Vec::new();
     let (mut agree, mut unlisted, mut fixed, mut listed_count) = (0, Vec::new(), Vec::new(), 0);
     for Recorded { step, answer: real } in &recorded {
-        let sim = send(&cluster.client, step).await;
+        let sim = send(&client, step).await;
         let is_listed = known.contains_key(&step.id);
         if &sim == real {
             agree += 1;
@@ -669,6 +712,9 @@ async fn replay() {
                 fixed.push(step.id.clone());
             }
             continue;
+        }
+        if dump.is_some() {
+            disagreements.push(json!({"id": step.id, "real": real, "sim": sim}).to_string());
         }
         if is_listed {
             listed_count += 1;
@@ -691,6 +737,10 @@ async fn replay() {
         };
         unlisted.push(format!("{}: {what}", step.id));
     }
+    if let Some(path) = dump {
+        std::fs::write(&path, disagreements.join("\n") + "\n").unwrap();
+        println!("every disagreement, both answers: {}", path.display());
+    }
     println!(
         "differential: agree {agree} of {} with {} ({}); {listed_count} listed in known.json, {} unlisted",
         recorded.len(),
@@ -707,6 +757,33 @@ async fn replay() {
         fixed.is_empty(),
         "listed in known.json but krt-sim now agrees (remove them): {fixed:?}"
     );
+    sim.shutdown().await;
+}
+
+/// A fresh krt-sim over HTTPS, a bare control plane as the recorded one is (no worker: no
+/// scheduler, kubelet or StorageClass), and a client of it that is who the recording's
+/// requests were sent as: a client certificate's `kubernetes-admin` in `system:masters` (the
+/// user a CertificateSigningRequest names, with its certificate's credential id).
+async fn recorded_identity_client() -> (krt_sim::Sim, kube::Client) {
+    let sim = krt_sim::Sim::start_with(krt_sim::SimConfig {
+        tls: true,
+        worker: false,
+        ..krt_sim::SimConfig::default()
+    })
+    .await
+    .expect("krt-sim starts");
+    let certificate = sim
+        .client_certificate("kubernetes-admin", Some("system:masters"))
+        .expect("a client certificate");
+    let yaml = sim.kubeconfig_yaml_as(
+        "kubernetes-admin",
+        &krt_sim::Credential::Certificate(certificate),
+    );
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(&yaml).expect("a kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .expect("a client configuration");
+    (sim, kube::Client::try_from(config).expect("a client"))
 }
 
 fn main() {

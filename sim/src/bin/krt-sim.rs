@@ -39,6 +39,10 @@ struct Args {
     /// answers them 401).
     #[arg(long, default_value_t = true, action = ArgAction::Set)]
     anonymous_auth: bool,
+    /// Simulate a worker node that Pods are scheduled to and run on, and kind's default
+    /// StorageClass (`--worker=false` is a bare control plane: Pods stay Pending).
+    #[arg(long, default_value_t = true, action = ArgAction::Set)]
+    worker: bool,
 }
 
 /// The users of a token file in kube-apiserver's `--token-auth-file` format.
@@ -91,6 +95,7 @@ async fn main() -> anyhow::Result<()> {
         token: args.token,
         users,
         anonymous: args.anonymous_auth,
+        worker: args.worker,
         ..krt_sim::SimConfig::default()
     })
     .await?;

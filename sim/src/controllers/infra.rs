@@ -1,9 +1,11 @@
 //! Controllers for the non-workload kinds: LoadBalancer Service → ingress IP, Ingress → the
 //! ingress controller's address (one controller serving every Ingress, whatever its class),
-//! Service with a selector → an EndpointSlice of its pods, CRD → Established.
+//! Service with a selector → an EndpointSlice and the legacy Endpoints of its pods, CRD →
+//! Established.
 
 use serde_json::{Value, json};
 
+use super::save_as_controller_manager;
 use super::workloads::{objects, save};
 use crate::store::{Key, State};
 use crate::{meta, node};
@@ -47,6 +49,7 @@ pub fn reconcile(state: &mut State) {
         },
     );
     endpoint_slices(state);
+    endpoints(state);
     each(
         state,
         "crds",
@@ -135,7 +138,16 @@ fn endpoint_slices(state: &mut State) {
         };
         let namespace = svc["metadata"]["namespace"].as_str().unwrap_or_default();
         let name = svc["metadata"]["name"].as_str().unwrap_or_default();
-        let content = endpoints_of(state, &svc, selector);
+        let mut content = endpoints_of(state, &svc, selector);
+        // A Service that selects no Pod keeps a placeholder slice: no endpoints, no ports.
+        if content["endpoints"].as_array().is_none_or(Vec::is_empty) {
+            content = json!({"endpoints": null, "ports": null});
+        }
+        let labels = labels_of(
+            &svc,
+            json!({SERVICE_NAME: name,
+                "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"}),
+        );
         let existing = state
             .list("discovery.k8s.io", "endpointslices", Some(namespace))
             .into_iter()
@@ -146,7 +158,13 @@ fn endpoint_slices(state: &mut State) {
                 let mut next = slice.clone();
                 next["endpoints"] = content["endpoints"].clone();
                 next["ports"] = content["ports"].clone();
-                save(state, &key, next);
+                next["metadata"]["labels"] = labels;
+                if next != slice
+                    && let Some(generation) = slice["metadata"]["generation"].as_i64()
+                {
+                    next["metadata"]["generation"] = json!(generation + 1);
+                }
+                save_as_controller_manager(state, &key, Some(&slice), next);
             }
             None => {
                 let slice_name = format!("{name}-{}", meta::name_suffix());
@@ -154,15 +172,129 @@ fn endpoint_slices(state: &mut State) {
                 let slice = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
                     "metadata": {"name": slice_name, "namespace": namespace, "uid": meta::uid(),
                         "creationTimestamp": meta::now(), "generateName": format!("{name}-"),
-                        "labels": {SERVICE_NAME: name,
-                            "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"},
+                        "generation": 1, "labels": labels,
                         "ownerReferences": [{"apiVersion": "v1", "kind": "Service", "name": name,
                             "uid": svc["metadata"]["uid"], "controller": true, "blockOwnerDeletion": true}]},
                     "addressType": "IPv4", "endpoints": content["endpoints"], "ports": content["ports"]});
-                state.put(key, slice);
+                save_as_controller_manager(state, &key, None, slice);
             }
         }
     }
+}
+
+/// The labels a Service's endpoints carry: the Service's own, then `own` (the controller's),
+/// and `service.kubernetes.io/headless` for a headless Service.
+fn labels_of(svc: &Value, own: Value) -> Value {
+    let mut labels = svc["metadata"]["labels"].clone();
+    if !labels.is_object() {
+        labels = json!({});
+    }
+    let Some(map) = labels.as_object_mut() else {
+        return labels;
+    };
+    map.remove(HEADLESS);
+    if let Some(own) = own.as_object() {
+        map.extend(own.clone());
+    }
+    if svc["spec"]["clusterIP"] == "None" {
+        map.insert(HEADLESS.into(), json!(""));
+    }
+    labels
+}
+
+/// The label of a headless Service's endpoints.
+const HEADLESS: &str = "service.kubernetes.io/headless";
+
+/// The label kube-controller-manager's endpoints controller puts on the Endpoints it keeps.
+const ENDPOINTS_MANAGED_BY: &str = "endpoints.kubernetes.io/managed-by";
+
+/// The legacy Endpoints of every Service with a selector, as kube-controller-manager's endpoints
+/// controller keeps them: named as the Service, labelled as it is, the ready Pods' addresses
+/// and the others' as not ready, for the Service's ports; removed with the Service.
+fn endpoints(state: &mut State) {
+    const READS: &[(&str, &str)] = &[("", "services"), ("", "pods"), ("", "endpoints")];
+    if !state.changed_since_last_run("endpoints", READS) {
+        return;
+    }
+    let services: Vec<Value> = state
+        .list("", "services", None)
+        .into_iter()
+        .map(|(_, svc)| svc.clone())
+        .collect();
+    let live = |svc: &Value| {
+        svc["metadata"]["deletionTimestamp"].is_null()
+            && svc["spec"]["selector"]
+                .as_object()
+                .is_some_and(|s| !s.is_empty())
+    };
+    for svc in services.iter().filter(|s| live(s)) {
+        let Some(selector) = svc["spec"]["selector"].as_object() else {
+            continue;
+        };
+        let namespace = svc["metadata"]["namespace"].as_str().unwrap_or_default();
+        let name = svc["metadata"]["name"].as_str().unwrap_or_default();
+        let content = endpoints_of(state, svc, selector);
+        let mut next = json!({"apiVersion": "v1", "kind": "Endpoints",
+            "metadata": {"name": name, "namespace": namespace,
+                "labels": labels_of(svc, json!({ENDPOINTS_MANAGED_BY: "endpoint-controller"}))}});
+        if let Some(subset) = subset(&content) {
+            next["subsets"] = json!([subset]);
+        }
+        let key = Key::of("", "endpoints", namespace, name);
+        match state.get(&key).cloned() {
+            Some(existing) => {
+                let mut updated = existing.clone();
+                updated["metadata"]["labels"] = next["metadata"]["labels"].take();
+                match next.get("subsets") {
+                    Some(subsets) => updated["subsets"] = subsets.clone(),
+                    None => {
+                        if let Some(fields) = updated.as_object_mut() {
+                            fields.remove("subsets");
+                        }
+                    }
+                }
+                save_as_controller_manager(state, &key, Some(&existing), updated);
+            }
+            None => {
+                next["metadata"]["uid"] = json!(meta::uid());
+                next["metadata"]["creationTimestamp"] = json!(meta::now());
+                save_as_controller_manager(state, &key, None, next);
+            }
+        }
+    }
+    let gone: Vec<Key> = state
+        .list("", "endpoints", None)
+        .into_iter()
+        .filter(|(k, ep)| {
+            ep["metadata"]["labels"][ENDPOINTS_MANAGED_BY] == "endpoint-controller"
+                && !services.iter().any(|s| {
+                    live(s)
+                        && s["metadata"]["namespace"] == k.namespace.as_str()
+                        && s["metadata"]["name"] == k.name.as_str()
+                })
+        })
+        .map(|(k, _)| k.clone())
+        .collect();
+    for key in gone {
+        state.remove(&key);
+    }
+}
+
+/// The one subset of a Service's endpoints, `None` when it selects no Pod.
+fn subset(content: &Value) -> Option<Value> {
+    let endpoints = content["endpoints"].as_array().filter(|e| !e.is_empty())?;
+    let address = |e: &Value| json!({"ip": e["addresses"][0], "nodeName": e["nodeName"], "targetRef": e["targetRef"]});
+    let (ready, not_ready): (Vec<&Value>, Vec<&Value>) = endpoints
+        .iter()
+        .partition(|e| e["conditions"]["ready"] == true);
+    let mut subset = json!({"ports": content["ports"]});
+    if !ready.is_empty() {
+        subset["addresses"] = ready.into_iter().map(address).collect();
+    }
+    if !not_ready.is_empty() {
+        subset["notReadyAddresses"] = not_ready.into_iter().map(address).collect();
+    }
+    Some(subset)
 }
 
 #[cfg(test)]

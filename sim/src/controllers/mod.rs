@@ -12,10 +12,16 @@ mod disruption;
 mod gc;
 mod infra;
 mod namespace_defaults;
+mod nodes;
+mod service_cidrs;
 mod volumes;
 mod workloads;
 
-use crate::store::State;
+use serde_json::Value;
+
+use crate::meta;
+use crate::ssa::{self, Schema, Writer};
+use crate::store::{Key, State};
 
 pub use namespace_defaults::{publish_root_ca, reconcile as namespace_defaults};
 
@@ -31,4 +37,28 @@ pub fn reconcile(state: &mut State) {
     autoscaling::reconcile(state);
     aggregation::reconcile(state);
     namespace_defaults::reconcile(state);
+    nodes::reconcile(state);
+    service_cidrs::reconcile(state);
+}
+
+/// Saves `next`, kube-controller-manager's write at `key` over `object` (`None` for a
+/// create), with the fields it added or changed recorded as that manager's `Update` in
+/// `managedFields`, as the API server's field manager records a controller's write.
+pub(crate) fn save_as_controller_manager(
+    state: &mut State,
+    key: &Key,
+    object: Option<&Value>,
+    mut next: Value,
+) {
+    let api_version = next["apiVersion"].as_str().unwrap_or_default().to_string();
+    let kind = next["kind"].as_str().unwrap_or_default().to_string();
+    let schema = Schema::new(&api_version, &kind, false).with_status_subresource(true);
+    let writer = Writer {
+        manager: "kube-controller-manager",
+        api_version: &api_version,
+        subresource: None,
+        now: meta::now_secs(),
+    };
+    ssa::record_update(object, &mut next, &schema, &writer);
+    workloads::save(state, key, next);
 }

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::workloads::save;
+use super::save_as_controller_manager;
 use crate::meta;
 use crate::store::{Key, State};
 
@@ -69,7 +69,8 @@ fn publish(state: &mut State, namespace: &str) {
     };
     let k = key("configmaps", namespace, ROOT_CA_CONFIGMAP);
     let data = json!({"ca.crt": pem});
-    let next = match state.get(&k) {
+    let existing = state.get(&k).cloned();
+    let next = match &existing {
         Some(existing) => {
             let mut next: Value = existing.clone();
             next["data"] = data;
@@ -85,7 +86,7 @@ fn publish(state: &mut State, namespace: &str) {
                 "annotations": {"kubernetes.io/description": DESCRIPTION}},
             "data": data}),
     };
-    save(state, &k, next);
+    save_as_controller_manager(state, &k, existing.as_ref(), next);
 }
 
 #[cfg(test)]

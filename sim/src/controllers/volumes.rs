@@ -2,13 +2,15 @@
 //! binds to a matching Available volume (by class, access modes, size, volume mode, selector,
 //! or the `volumeName` it names); a claim of a StorageClass whose binding mode is `Immediate`
 //! gets a volume provisioned for it; a released volume is deleted or kept by its reclaim
-//! policy; and the `kubernetes.io/pvc-protection` / `pv-protection` finalizers go once a
-//! terminating claim is used by no Pod and a terminating volume is bound to no claim.
+//! policy; and the `kubernetes.io/pvc-protection` / `pv-protection` / `vac-protection`
+//! finalizers go once a terminating claim is used by no Pod, a terminating volume is bound to no
+//! claim, and a terminating VolumeAttributesClass is named by no claim or volume.
 
 use serde_json::{Value, json};
 
+use super::save_as_controller_manager;
 use super::workloads::save;
-use crate::lifecycle::{self, PV_PROTECTION, PVC_PROTECTION};
+use crate::lifecycle::{self, PV_PROTECTION, PVC_PROTECTION, VAC_PROTECTION};
 use crate::store::{Key, State};
 use crate::{meta, quantity};
 
@@ -17,6 +19,7 @@ const READS: &[(&str, &str)] = &[
     ("", "persistentvolumes"),
     ("storage.k8s.io", "storageclasses"),
     ("", "pods"),
+    ("storage.k8s.io", "volumeattributesclasses"),
 ];
 
 fn pv_key(name: &str) -> Key {
@@ -25,8 +28,13 @@ fn pv_key(name: &str) -> Key {
 
 /// Every core `resource` object (terminating ones too), copied out of `state`.
 fn all(state: &State, resource: &str) -> Vec<(Key, Value)> {
+    all_of(state, "", resource)
+}
+
+/// Every `group` `resource` object (terminating ones too), copied out of `state`.
+fn all_of(state: &State, group: &str, resource: &str) -> Vec<(Key, Value)> {
     state
-        .list("", resource, None)
+        .list(group, resource, None)
         .into_iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
@@ -145,6 +153,7 @@ fn bind(
     mut pv: Value,
     by_controller: bool,
 ) {
+    let stored = state.get(pv_key).cloned();
     if pv["spec"]["claimRef"]["uid"].is_null() {
         pv["spec"]["claimRef"] = claim_ref(claim);
         if by_controller {
@@ -152,7 +161,7 @@ fn bind(
         }
     }
     pv["status"] = json!({"phase": "Bound"});
-    save(state, pv_key, pv.clone());
+    save_as_controller_manager(state, pv_key, stored.as_ref(), pv.clone());
     let mut next = claim.clone();
     next["spec"]["volumeName"] = pv["metadata"]["name"].clone();
     let annotations = &mut next["metadata"]["annotations"];
@@ -168,11 +177,13 @@ fn bind(
     }
     next["status"] = json!({"phase": "Bound", "accessModes": pv["spec"]["accessModes"],
         "capacity": pv["spec"]["capacity"]});
-    save(state, key, next);
+    save_as_controller_manager(state, key, Some(claim), next);
 }
 
 fn bind_claim(state: &mut State, key: &Key, claim: &Value) {
-    if claim["status"]["phase"] == "Bound" {
+    // A bound claim that lost its bind-completed annotation is bound again (`syncClaim`).
+    let completed = !claim["metadata"]["annotations"]["pv.kubernetes.io/bind-completed"].is_null();
+    if claim["status"]["phase"] == "Bound" && completed {
         return;
     }
     let all = volumes(state);
@@ -258,6 +269,29 @@ fn release_finalizer(state: &mut State, key: &Key, object: &Value, finalizer: &s
     }
 }
 
+/// The VolumeAttributesClasses a claim or volume names (the vac-protection controller's
+/// `getPVCReferencedVACs` and `getPVReferencedVACs`).
+fn named_classes(claims: &[(Key, Value)], volumes: &[(Key, Value)]) -> Vec<String> {
+    let claim_names = claims.iter().flat_map(|(_, c)| {
+        [
+            str_of(c, "/spec/volumeAttributesClassName"),
+            str_of(c, "/status/currentVolumeAttributesClassName"),
+            str_of(
+                c,
+                "/status/modifyVolumeStatus/targetVolumeAttributesClassName",
+            ),
+        ]
+    });
+    let volume_names = volumes
+        .iter()
+        .map(|(_, v)| str_of(v, "/spec/volumeAttributesClassName"));
+    claim_names
+        .chain(volume_names)
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 /// One pass of the volume controllers (none when nothing they read changed).
 pub fn reconcile(state: &mut State) {
     if !state.changed_since_last_run("volumes", READS) {
@@ -289,6 +323,17 @@ pub fn reconcile(state: &mut State) {
             let mut next = current;
             next["status"] = json!({"phase": "Available"});
             save(state, &key, next);
+        }
+    }
+    let named = named_classes(&claims(state), &volumes(state));
+    for (key, class) in all_of(state, "storage.k8s.io", "volumeattributesclasses") {
+        if !class["metadata"]["deletionTimestamp"].is_null()
+            && lifecycle::has_finalizer(&class, VAC_PROTECTION)
+            && !named
+                .iter()
+                .any(|n| class["metadata"]["name"] == n.as_str())
+        {
+            release_finalizer(state, &key, &class, VAC_PROTECTION);
         }
     }
 }

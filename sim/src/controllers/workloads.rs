@@ -133,10 +133,19 @@ fn is_ready(pod: &Value) -> bool {
     })
 }
 
+/// A Deployment's condition (`DeploymentCondition`: updated and transitioned now).
 fn condition(kind: &str, status: bool, reason: &str, message: &str) -> Value {
     let now = meta::now();
     json!({"type": kind, "status": if status { "True" } else { "False" }, "reason": reason, "message": message,
         "lastTransitionTime": now, "lastUpdateTime": now})
+}
+
+/// A Job's condition, as the job controller's `newCondition` writes it (`JobCondition` has no
+/// `lastUpdateTime`: probed and transitioned now).
+fn job_condition(kind: &str, reason: &str, message: &str) -> Value {
+    let now = meta::now();
+    json!({"type": kind, "status": "True", "reason": reason, "message": message,
+        "lastProbeTime": now, "lastTransitionTime": now})
 }
 
 /// Records the `SuccessfulCreate` or `SuccessfulDelete` Event of `owner`'s controller for its
@@ -269,11 +278,13 @@ pub fn reconcile(state: &mut State) {
             .as_str()
             .unwrap_or_default()
             .to_string();
-        scale_pods(state, &ds, 1, &json!({}), |_| {
+        // One Pod on each node: the worker, when there is one.
+        let nodes = usize::from(state.has_worker());
+        scale_pods(state, &ds, nodes, &json!({}), |_| {
             format!("{name}-{}", meta::name_suffix())
         });
         let (count, ready) = pod_counts(state, &ds);
-        let status = json!({"desiredNumberScheduled": 1, "currentNumberScheduled": count, "updatedNumberScheduled": count,
+        let status = json!({"desiredNumberScheduled": nodes, "currentNumberScheduled": count, "updatedNumberScheduled": count,
             "numberReady": ready, "numberAvailable": ready, "numberMisscheduled": 0,
             "observedGeneration": ds["metadata"]["generation"]});
         set_status(state, &k, &ds, status);
@@ -498,15 +509,13 @@ fn job(state: &mut State, k: &Key, job: &Value) {
             message,
         );
         status["conditions"] = json!([
-            condition(
+            job_condition(
                 "FailureTarget",
-                true,
                 "BackoffLimitExceeded",
                 "Job has reached the specified backoff limit"
             ),
-            condition(
+            job_condition(
                 "Failed",
-                true,
                 "BackoffLimitExceeded",
                 "Job has reached the specified backoff limit"
             ),
@@ -522,15 +531,13 @@ fn job(state: &mut State, k: &Key, job: &Value) {
             "Job completed",
         );
         status["conditions"] = json!([
-            condition(
+            job_condition(
                 "SuccessCriteriaMet",
-                true,
                 "CompletionsReached",
                 "Reached expected number of succeeded pods"
             ),
-            condition(
+            job_condition(
                 "Complete",
-                true,
                 "CompletionsReached",
                 "Reached expected number of succeeded pods"
             ),
@@ -540,6 +547,10 @@ fn job(state: &mut State, k: &Key, job: &Value) {
 }
 
 fn pod(state: &mut State, k: &Key, pod: &Value) {
+    // Without a worker no scheduler binds the Pod and no kubelet runs it.
+    if !state.has_worker() {
+        return;
+    }
     let phase = pod["status"]["phase"].as_str().unwrap_or_default();
     let unscheduled = pod["spec"]["nodeName"].is_null();
     let status = if unscheduled {

@@ -335,8 +335,8 @@ fn initial_status(kind: &str) -> Option<Value> {
 
 /// What the admission plugins and the kind's registry add after the defaults, once the field
 /// manager has recorded who owns what (so nobody owns it, as with kube-apiserver): a new
-/// Namespace's `kubernetes` finalizer, a new Pod's service account token, priority and
-/// tolerations, a new claim's default StorageClass and the pv/pvc-protection finalizers, a
+/// Namespace's `kubernetes` finalizer, a new Node's not-ready taint, a new Pod's service account token, priority and
+/// tolerations, a new claim's default StorageClass and the pv/pvc/vac-protection finalizers, a
 /// Service's allocated cluster IP and node ports; and the zero values a core
 /// Event's Go type serializes (its times as `null`, its reporting fields as `""`), which equal
 /// the kind's zero value and so are nobody's either.
@@ -345,6 +345,22 @@ pub fn admit(rt: &ResourceType, object: &mut Value, live: Option<&Value>, state:
         (false, "Namespace", None) => object["spec"]["finalizers"] = json!(["kubernetes"]),
         (false, "PersistentVolume", None) => {
             lifecycle::add_finalizer(object, lifecycle::PV_PROTECTION);
+        }
+        // The TaintNodesByCondition plugin: a new Node is not ready until its kubelet says so.
+        (false, "Node", None) => {
+            let not_ready = json!({"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"});
+            let taints = &mut object["spec"]["taints"];
+            match taints.as_array_mut() {
+                Some(list)
+                    if list
+                        .iter()
+                        .any(|t| t["key"] == not_ready["key"] && t["effect"] == "NoSchedule") => {}
+                Some(list) => list.push(not_ready),
+                None => *taints = json!([not_ready]),
+            }
+        }
+        (false, "VolumeAttributesClass", None) => {
+            lifecycle::add_finalizer(object, lifecycle::VAC_PROTECTION);
         }
         (false, "PersistentVolumeClaim", None) => {
             lifecycle::add_finalizer(object, lifecycle::PVC_PROTECTION);
@@ -439,9 +455,27 @@ pub fn apply(rt: &ResourceType, object: &mut Value, live: Option<&Value>) {
                 }
             }
         }
-        "ValidatingAdmissionPolicy" => {
+        "ResourceClaim" if rt.group == "resource.k8s.io" => {
+            if let Some(devices) = object.pointer_mut("/spec/devices") {
+                device_requests(devices, &rt.version);
+            }
+        }
+        "ResourceClaimTemplate" if rt.group == "resource.k8s.io" => {
+            if let Some(devices) = object.pointer_mut("/spec/spec/devices") {
+                device_requests(devices, &rt.version);
+            }
+        }
+        "ValidatingAdmissionPolicy" | "MutatingAdmissionPolicy" => {
             if let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) {
-                validating_admission_policy(spec);
+                admission_policy(spec);
+            }
+        }
+        "ValidatingAdmissionPolicyBinding" | "MutatingAdmissionPolicyBinding" => {
+            if let Some(resources) = object
+                .pointer_mut("/spec/matchResources")
+                .filter(|m| m.is_object())
+            {
+                match_resources(resources);
             }
         }
         "StorageClass" => {
@@ -538,17 +572,55 @@ fn admission_webhook(webhook: &mut Value, mutating: bool) {
     }
 }
 
-/// admissionregistration/v1's `SetDefaults_ValidatingAdmissionPolicySpec`, with its
-/// `MatchResources` and their rules.
-fn validating_admission_policy(spec: &mut Value) {
+/// admissionregistration/v1's `SetDefaults_ValidatingAdmissionPolicySpec` and
+/// `SetDefaults_MutatingAdmissionPolicySpec`, with their `MatchResources`.
+fn admission_policy(spec: &mut Value) {
     default(spec, "failurePolicy", json!("Fail"));
     if let Some(constraints) = spec.get_mut("matchConstraints").filter(|m| m.is_object()) {
-        default(constraints, "matchPolicy", json!("Equivalent"));
-        default(constraints, "namespaceSelector", json!({}));
-        default(constraints, "objectSelector", json!({}));
-        for rule in each_mut(constraints, "resourceRules") {
-            default(rule, "scope", json!("*"));
+        match_resources(constraints);
+    }
+}
+
+/// admissionregistration/v1's `SetDefaults_MatchResources`, and `SetDefaults_Rule` for each
+/// rule.
+fn match_resources(resources: &mut Value) {
+    default(resources, "matchPolicy", json!("Equivalent"));
+    default(resources, "namespaceSelector", json!({}));
+    default(resources, "objectSelector", json!({}));
+    for rule in each_mut(resources, "resourceRules") {
+        default(rule, "scope", json!("*"));
+    }
+}
+
+/// resource.k8s.io's `SetDefaults_ExactDeviceRequest` and `SetDefaults_DeviceSubRequest` (in
+/// v1beta1, `SetDefaults_DeviceRequest` of a request naming a device class) for each request
+/// of a claim's `devices`.
+fn device_requests(devices: &mut Value, version: &str) {
+    for request in each_mut(devices, "requests") {
+        if version == "v1beta1" {
+            if request["deviceClassName"]
+                .as_str()
+                .is_some_and(|c| !c.is_empty())
+            {
+                allocation_mode(request);
+            }
+        } else if let Some(exactly) = request.get_mut("exactly").filter(|e| e.is_object()) {
+            allocation_mode(exactly);
         }
+        for sub in each_mut(request, "firstAvailable") {
+            allocation_mode(sub);
+        }
+    }
+}
+
+/// An `ExactCount` allocation of one device, unless the request says otherwise.
+fn allocation_mode(request: &mut Value) {
+    let mode = request["allocationMode"].as_str().unwrap_or_default();
+    if mode.is_empty() {
+        request["allocationMode"] = json!("ExactCount");
+    }
+    if request["allocationMode"] == "ExactCount" && request["count"].as_i64().unwrap_or(0) == 0 {
+        request["count"] = json!(1);
     }
 }
 

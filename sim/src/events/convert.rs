@@ -19,6 +19,25 @@ const RENAMED: &[(&str, &str)] = &[
     ("deprecatedCount", "count"),
 ];
 
+/// The `events.k8s.io/v1` name of the core Event field `core` (itself when not renamed).
+pub fn events_field(core: &str) -> &str {
+    RENAMED
+        .iter()
+        .find(|(_, c)| *c == core)
+        .map_or(core, |(events, _)| events)
+}
+
+/// The core name of the `events.k8s.io/v1` Event field `events` (itself when not renamed).
+pub fn core_field(events: &str) -> &str {
+    RENAMED
+        .iter()
+        .find(|(e, _)| *e == events)
+        .map_or(events, |(_, core)| core)
+}
+
+/// The API version of `events.k8s.io` Events.
+pub const EVENTS_VERSION: &str = "events.k8s.io/v1";
+
 /// The path prefix of the `events.k8s.io/v1` API and the core one it is served by.
 const EVENTS_API: &str = "/apis/events.k8s.io/v1/";
 const CORE_API: &str = "/api/v1/";
@@ -38,6 +57,7 @@ pub fn core_request(request: &Request) -> Option<Request> {
     }
     let mut core = request.clone();
     core.path = format!("{CORE_API}{rest}");
+    core.addressed_version = Some(EVENTS_VERSION.into());
     if let Ok(body) = serde_json::from_slice::<Value>(&request.body) {
         let converted = if request
             .content_type

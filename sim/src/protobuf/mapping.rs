@@ -365,14 +365,46 @@ fn parse_time(text: &str) -> Option<(i64, i32)> {
     Some((seconds, nanos))
 }
 
-/// The message of type `descriptor` that `value` is the JSON form of. Object keys the message
-/// has no field for (`apiVersion`, `kind`) and `null`s are left out.
+/// Why an object with a field its message lacks is not encoded: k8s-rs-pb's descriptors are
+/// Kubernetes 1.35's, and the fields 1.36 added have no number to be written under.
+pub const NO_FIELD: &str = "no such field in the protobuf messages krt-sim has (Kubernetes 1.35's, older than its 1.36 kinds)";
+
+/// Whether an object of message `descriptor` may have the JSON key `key`: one of its fields',
+/// an inlined message's, or the type meta every object carries.
+fn has_json_field(descriptor: &MessageDescriptor, key: &str) -> bool {
+    matches!(key, "apiVersion" | "kind")
+        || descriptor.fields().any(|field| {
+            if is_inlined(descriptor, &field) {
+                return match field.runtime_field_type() {
+                    RuntimeFieldType::Singular(RuntimeType::Message(inner)) => {
+                        has_json_field(&inner, key)
+                    }
+                    _ => false,
+                };
+            }
+            json_name(descriptor, &field) == key
+        })
+}
+
+/// The message of type `descriptor` that `value` is the JSON form of. `apiVersion`, `kind`
+/// (the envelope's) and `null`s are left out.
 ///
 /// # Errors
-/// A value of the wrong JSON type for its field, with the field's path.
+/// A value of the wrong JSON type for its field, or a field the message does not have
+/// ([`NO_FIELD`]), with the field's path.
 pub fn from_json(
     value: &Value,
     descriptor: &MessageDescriptor,
+) -> Result<Box<dyn MessageDyn>, String> {
+    message_from_json(value, descriptor, true)
+}
+
+/// [`from_json`]; `own_keys`: whether `value`'s keys are all the message's (not for a message
+/// inlined in its parent's object, which holds the parent's keys too).
+fn message_from_json(
+    value: &Value,
+    descriptor: &MessageDescriptor,
+    own_keys: bool,
 ) -> Result<Box<dyn MessageDyn>, String> {
     let mut message = descriptor.new_instance();
     let set = |message: &mut Box<dyn MessageDyn>, name: &str, value: ReflectValueBox| {
@@ -395,9 +427,22 @@ pub fn from_json(
             let object = value
                 .as_object()
                 .ok_or_else(|| format!("expected an object, got {value}"))?;
+            if let Some(key) = object
+                .iter()
+                .filter(|_| own_keys)
+                .find(|(key, value)| !value.is_null() && !has_json_field(descriptor, key))
+                .map(|(key, _)| key)
+            {
+                return Err(format!("{key}: {NO_FIELD}"));
+            }
             for field in descriptor.fields() {
                 if is_inlined(descriptor, &field) {
-                    fill(&mut *message, &field, value, field.name())?;
+                    if let RuntimeFieldType::Singular(RuntimeType::Message(inner)) =
+                        field.runtime_field_type()
+                    {
+                        let inlined = message_from_json(value, &inner, false)?;
+                        field.set_singular_field(&mut *message, ReflectValueBox::Message(inlined));
+                    }
                     continue;
                 }
                 let name = json_name(descriptor, &field);

@@ -88,6 +88,16 @@ mod tests {
             if listable {
                 kinds.push(format!("{}List", resource.kind));
             }
+            // A kind Kubernetes 1.36 added has no message in k8s-rs-pb's 1.35 protos (and is
+            // served as JSON); neither has its List.
+            if message_for(&api_version, resource.kind).is_none() {
+                assert!(message_for(&api_version, &format!("{}List", resource.kind)).is_none());
+                println!(
+                    "no message (newer than 1.35): {api_version} {}",
+                    resource.kind
+                );
+                continue;
+            }
             for kind in kinds {
                 let message = message_for(&api_version, &kind)
                     .unwrap_or_else(|| panic!("no message for {api_version} {kind}"));

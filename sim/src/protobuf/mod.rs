@@ -210,6 +210,9 @@ fn served(path: &str) -> Served {
 pub struct Negotiated {
     /// For its objects and documents; `None` for paths not negotiated (`/version`, OpenAPI).
     chosen: Option<Chosen>,
+    /// The JSON the client also accepts, when protobuf was chosen: what an object with a
+    /// field krt-sim's protobuf messages lack ([`mapping::NO_FIELD`]) is written in instead.
+    fallback: Option<Chosen>,
     /// For its `Status` errors.
     errors: Format,
 }
@@ -248,14 +251,21 @@ pub fn prepare(
     let endpoint = match &served {
         Served::DiscoveryRoot => Some(Endpoint::AggregatedDiscovery),
         Served::Discovery => Some(Endpoint::Plain),
-        Served::Resource { builtin: None, .. } => Some(Endpoint::Custom),
-        Served::Resource { .. } => Some(Endpoint::Builtin),
+        Served::Resource {
+            builtin: Some(kind),
+            api_version,
+            ..
+        } if messages::message_for(api_version, kind).is_some() => Some(Endpoint::Builtin),
+        // A custom resource, or a kind newer than krt-sim's protobuf messages: JSON only.
+        Served::Resource { .. } => Some(Endpoint::Custom),
         Served::Other => None,
     };
     let mut negotiated = Negotiated {
         chosen: None,
+        fallback: None,
         errors,
     };
+    let request_accept = request.accept.clone();
     if let Some(endpoint) = endpoint {
         let mut chosen = negotiate::negotiate(&request.accept, endpoint, watching);
         if chosen.is_none() && endpoint == Endpoint::AggregatedDiscovery {
@@ -270,6 +280,10 @@ pub fn prepare(
             return Err(render(&negotiated, &error.into()));
         };
         request.accept = chosen.json_accept();
+        if chosen.format == Format::Protobuf {
+            negotiated.fallback = negotiate::negotiate(&request_accept, Endpoint::Custom, watching)
+                .filter(|json| json.convert == chosen.convert);
+        }
         negotiated.chosen = Some(chosen);
     }
     if is_protobuf(&request.content_type) && !request.body.is_empty() {
@@ -400,6 +414,17 @@ pub fn render(negotiated: &Negotiated, response: &Response) -> Rendered {
             body,
         },
         Err(message) => {
+            if let Some(json) = negotiated
+                .fallback
+                .as_ref()
+                .filter(|_| !error && message.ends_with(mapping::NO_FIELD))
+            {
+                return Rendered {
+                    code: response.code,
+                    content_type: json.content_type(),
+                    body: serde_json::to_vec(&response.body).unwrap_or_default(),
+                };
+            }
             let code = if error { 500 } else { 406 };
             let reason = if error {
                 "InternalError"

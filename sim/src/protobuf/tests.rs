@@ -123,17 +123,36 @@ fn every_field_of_every_builtin_kind_and_list_round_trips() {
         .map(|b| (b, (b.define)(&mut generator)))
         .collect();
     let definitions = generator.take_definitions(true);
-    let mut fields = 0;
+    let (mut fields, mut newer) = (0, Vec::new());
     for (builtin, root) in roots {
         let api_version = match builtin.group {
             "" => builtin.version.to_string(),
             group => format!("{group}/{}", builtin.version),
         };
+        if messages::message_for(&api_version, builtin.kind).is_none() {
+            continue;
+        }
         let mut object = sample(root.as_value(), &definitions, 0).unwrap();
         object["apiVersion"] = json!(api_version);
         object["kind"] = json!(builtin.kind);
+        // A field Kubernetes 1.36 added has no number in 1.35's messages: encoding refuses the
+        // object, naming it; it is taken out and the rest must still round-trip.
+        let bytes = loop {
+            match encode(&object) {
+                Ok(bytes) => break bytes,
+                Err(e) if e.ends_with(mapping::NO_FIELD) => {
+                    let path = e.trim_end_matches(mapping::NO_FIELD).trim_end_matches(": ");
+                    assert!(
+                        remove(&mut object, path),
+                        "{}: {path} is not in the sample",
+                        builtin.kind
+                    );
+                    newer.push(format!("{api_version} {}: {path}", builtin.kind));
+                }
+                Err(e) => panic!("{}: {e}", builtin.kind),
+            }
+        };
         fields += object.to_string().matches(':').count();
-        let bytes = encode(&object).unwrap_or_else(|e| panic!("{}: {e}", builtin.kind));
         assert!(bytes.starts_with(b"k8s\0"));
         let back = decode_object(&bytes).unwrap();
         let mut differences = Vec::new();
@@ -155,6 +174,36 @@ fn every_field_of_every_builtin_kind_and_list_round_trips() {
         }
     }
     assert!(fields > 9_000, "only {fields} fields were sampled");
+    println!("fields newer than 1.35's messages: {newer:#?}");
+    assert!(newer.len() < fields / 100, "{newer:#?}");
+}
+
+/// Removes the field at `path` (`spec.containers[0].name`) from `object`; whether it was there.
+fn remove(object: &mut Value, path: &str) -> bool {
+    let mut steps: Vec<&str> = path.split('.').collect();
+    let Some(last) = steps.pop() else {
+        return false;
+    };
+    let mut at = object;
+    for step in steps {
+        let (key, indexes) = step.split_once('[').unwrap_or((step, ""));
+        let Some(next) = at.get_mut(key) else {
+            return false;
+        };
+        at = next;
+        for index in indexes.split('[').filter(|i| !i.is_empty()) {
+            let Some(next) = index
+                .trim_end_matches(']')
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| at.get_mut(i))
+            else {
+                return false;
+            };
+            at = next;
+        }
+    }
+    at.as_object_mut().is_some_and(|o| o.remove(last).is_some())
 }
 
 #[test]

@@ -153,7 +153,11 @@ pub(crate) fn check(
                 "ClusterRole" => "clusterroles",
                 _ => return Ok(()),
             };
-            if role_ref.api_group == GROUP
+            // An empty `apiGroup` is defaulted to rbac.authorization.k8s.io.
+            if role_ref
+                .api_group
+                .as_deref()
+                .is_none_or(|g| g.is_empty() || g == GROUP)
                 && allowed(
                     state,
                     user,

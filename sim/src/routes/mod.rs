@@ -135,26 +135,10 @@ pub(crate) fn handle(store: &Store, address: &str, request: &Request) -> Respons
         }
         None => route(store, address, request).unwrap_or_else(Response::from),
     };
-    if let Some(warning) = deprecation(&attributes) {
-        response.warnings.insert(0, warning.to_owned());
+    if let Some(warning) = crate::deprecation::warning(&attributes) {
+        response.warnings.insert(0, warning);
     }
     response
-}
-
-/// The warning kube-apiserver adds to every authorized request of a deprecated resource, errors
-/// included (its type's `APILifecycleDeprecated`, which k8s-openapi does not carry).
-fn deprecation(attributes: &Attributes) -> Option<&'static str> {
-    let resource = (
-        attributes.group.as_str(),
-        attributes.version.as_str(),
-        attributes.resource.as_str(),
-    );
-    match (attributes.resource_request, resource) {
-        (true, ("", "v1", "endpoints")) => {
-            Some("v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice")
-        }
-        _ => None,
-    }
 }
 
 /// What `events.k8s.io/v1` validates of a new Event beyond core v1, checked on the core
@@ -216,6 +200,7 @@ fn route(store: &Store, address: &str, request: &Request) -> Result<Response, Ap
     };
     let mut ctx = write::WriteContext::new(&request.params, &request.user_agent)?;
     ctx.user = request.user.clone();
+    ctx.addressed_version = request.addressed_version.clone();
     // A write that fails after its body was decoded still sends the decoding's warnings.
     Ok(
         object(store, request, &target, &ctx).unwrap_or_else(|error| Response {

@@ -29,6 +29,10 @@ pub struct WriteContext {
     pub decoding: Decoding,
     /// Who writes (RBAC's escalation checks apply to them); `None` for a trusted caller.
     pub user: Option<UserInfo>,
+    /// The API version the client addressed, when not the stored one's
+    /// ([`crate::request::Request::addressed_version`]): the writer's managedFields entry is
+    /// in it.
+    pub addressed_version: Option<String>,
 }
 
 impl WriteContext {
@@ -60,13 +64,14 @@ impl WriteContext {
             force: flag(params, "force"),
             decoding: Decoding::new(params.get("fieldValidation").map(String::as_str)),
             user: None,
+            addressed_version: None,
         })
     }
 
     fn writer<'a>(&'a self, api_version: &'a str, subresource: Option<&'a str>) -> Writer<'a> {
         Writer {
             manager: &self.manager,
-            api_version,
+            api_version: self.addressed_version.as_deref().unwrap_or(api_version),
             subresource,
             now: meta::now_secs(),
         }
@@ -89,6 +94,35 @@ fn schema_of(state: &State, rt: &ResourceType) -> Schema {
     Schema::new(&rt.api_version(), &rt.kind, rt.custom)
         .with_status_subresource(rt.status_subresource)
         .with_structural(structural)
+}
+
+/// Whether `rt` is `certificates.k8s.io`'s CertificateSigningRequest.
+fn is_certificate_request(rt: &ResourceType) -> bool {
+    !rt.custom && rt.group == "certificates.k8s.io" && rt.kind == "CertificateSigningRequest"
+}
+
+/// A new CertificateSigningRequest names who asked for it, whatever it says (the registry's
+/// `PrepareForCreate`): the requesting user's name, UID, groups and extra.
+fn requested_by(object: &mut Value, user: Option<&UserInfo>) {
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for field in ["username", "uid", "groups", "extra"] {
+        spec.remove(field);
+    }
+    let Some(user) = user else {
+        return;
+    };
+    spec.insert("username".into(), json!(user.username));
+    if !user.uid.is_empty() {
+        spec.insert("uid".into(), json!(user.uid));
+    }
+    if !user.groups.is_empty() {
+        spec.insert("groups".into(), json!(user.groups));
+    }
+    if !user.extra.is_empty() {
+        spec.insert("extra".into(), json!(user.extra));
+    }
 }
 
 /// Fills apiVersion/kind and checks they name this resource.
@@ -577,6 +611,15 @@ fn commit(
         {
             o.remove("status");
         }
+        if is_certificate_request(rt) {
+            requested_by(&mut object, ctx.user.as_ref());
+        }
+    }
+    if let (Some(live), None) = (live, subresource)
+        && is_certificate_request(rt)
+    {
+        // Certificate requests are immutable after creation, but through subresources.
+        object["spec"] = live["spec"].clone();
     }
     canonical::normalize(rt, &mut object)?;
     if rt.custom {

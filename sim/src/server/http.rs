@@ -128,6 +128,7 @@ async fn dispatch(
         },
         body: body.to_vec(),
         user: Some(user),
+        addressed_version: None,
     };
     let watching = method == Method::GET && flag(&request.params, "watch");
     let dry_run = request.params.contains_key("dryRun");

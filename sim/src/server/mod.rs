@@ -75,11 +75,16 @@ pub struct SimConfig {
     /// `system:unauthenticated`, which RBAC lets read only health and version), as with
     /// kube-apiserver's default `--anonymous-auth=true`; `false` answers it 401.
     pub anonymous: bool,
+    /// Whether the cluster has its simulated worker: the node `krt-sim-node` that Pods are
+    /// scheduled to and run on (Running and Ready at once), and kind's default StorageClass
+    /// `standard` with its provisioner. `false` is a bare control plane, as kube-apiserver and
+    /// kube-controller-manager alone: Pods stay Pending without a node, and claims get no class.
+    pub worker: bool,
 }
 
 impl Default for SimConfig {
     /// `127.0.0.1:0`, 20 ms controller steps, 10,000 retained events, plain HTTP, a generated
-    /// admin token, anonymous requests allowed (as `system:anonymous`).
+    /// admin token, anonymous requests allowed (as `system:anonymous`), a worker.
     fn default() -> Self {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -90,6 +95,7 @@ impl Default for SimConfig {
             token: None,
             users: Vec::new(),
             anonymous: true,
+            worker: true,
         }
     }
 }
@@ -171,6 +177,9 @@ impl Sim {
             }
             None => false,
         };
+        if !config.worker {
+            cluster.remove_worker();
+        }
         if !restored {
             cluster.seed();
         }

@@ -135,9 +135,12 @@ impl Certificates {
     }
 }
 
-/// The user a verified client certificate names: its common name, and its organizations as
-/// groups (kube's x509 authenticator). `None` for a certificate without a common name.
+/// The user a verified client certificate names: its common name, its organizations as
+/// groups, and the certificate's SHA-256 as its credential id (kube's x509 authenticator:
+/// `authentication.kubernetes.io/credential-id: X509SHA256=<hex>`). `None` for a certificate
+/// without a common name.
 pub fn certificate_user(der: &CertificateDer<'_>) -> Option<crate::auth::UserInfo> {
+    use sha2::Digest;
     let (_, cert) = x509_parser::parse_x509_certificate(der.as_ref()).ok()?;
     let subject = cert.subject();
     let username = subject.iter_common_name().next()?.as_str().ok()?;
@@ -145,7 +148,16 @@ pub fn certificate_user(der: &CertificateDer<'_>) -> Option<crate::auth::UserInf
         .iter_organization()
         .filter_map(|o| o.as_str().ok())
         .collect();
-    Some(crate::auth::UserInfo::new(username, &groups))
+    let mut user = crate::auth::UserInfo::new(username, &groups);
+    let fingerprint: String = sha2::Sha256::digest(der.as_ref())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    user.extra.insert(
+        crate::auth::CREDENTIAL_ID.into(),
+        vec![format!("X509SHA256={fingerprint}")],
+    );
+    Some(user)
 }
 
 /// The client certificate a connection's handshake verified, handed to every request on it.

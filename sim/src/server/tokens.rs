@@ -15,9 +15,6 @@ use crate::store::{Key, State};
 /// `--service-account-issuer` and `--api-audiences` default on kind, kubeadm and most clusters).
 pub const ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
 
-/// `authentication.kubernetes.io/credential-id`: the token's `jti`, as `JTI=<id>`.
-const CREDENTIAL_ID: &str = "authentication.kubernetes.io/credential-id";
-
 /// A name and UID in the `kubernetes.io` claim.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Ref {
@@ -186,8 +183,10 @@ impl TokenIssuer {
             ],
         );
         user.uid = kube.serviceaccount.uid.clone();
-        user.extra
-            .insert(CREDENTIAL_ID.into(), vec![format!("JTI={}", claims.jti)]);
+        user.extra.insert(
+            crate::auth::CREDENTIAL_ID.into(),
+            vec![format!("JTI={}", claims.jti)],
+        );
         if let Some(pod) = &kube.pod {
             check_exists(state, "pods", &kube.namespace, pod)?;
             user.extra.insert(

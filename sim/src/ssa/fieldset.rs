@@ -64,12 +64,18 @@ impl FieldSet {
                                     schema,
                                     &mut set,
                                 );
+                                if is_empty(mv) {
+                                    set.0.insert(path);
+                                }
                             }
                         }
                     }
                     continue;
                 }
                 walk(v, &[field(k)], &mut vec![k.as_str()], schema, &mut set);
+                if is_empty(v) {
+                    set.0.insert(vec![field(k)]);
+                }
             }
         }
         set
@@ -137,6 +143,12 @@ fn field(name: &str) -> PathElement {
     PathElement::Field(name.to_string())
 }
 
+/// A null or an empty object: set as itself (structured-merge-diff's leaf for what has no
+/// children).
+fn is_empty(value: &Value) -> bool {
+    value.is_null() || value.as_object().is_some_and(Map::is_empty)
+}
+
 fn walk<'a>(
     value: &'a Value,
     path: &[PathElement],
@@ -157,8 +169,7 @@ fn walk<'a>(
                 walk(v, &child, names, schema, set);
                 names.pop();
                 // A null or an empty object is set as itself; so is every key of a map.
-                let empty = v.is_null() || v.as_object().is_some_and(Map::is_empty);
-                if keyed || empty {
+                if keyed || is_empty(v) {
                     set.0.insert(child);
                 }
             }

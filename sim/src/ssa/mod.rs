@@ -155,8 +155,54 @@ pub fn conflict_causes(conflicts: &[Conflict]) -> Vec<StatusCause> {
         .collect()
 }
 
+/// `object`'s managedFields entries, each set read in the object's own version: an entry of
+/// another version names fields as that version does (an events.k8s.io write to a core Event
+/// owns `f:note`, the core write `f:message`), and is renamed here as it is compared.
 fn entries_of(object: &Value) -> Vec<ManagedFieldsEntry> {
-    serde_json::from_value(object["metadata"]["managedFields"].clone()).unwrap_or_default()
+    let mut entries: Vec<ManagedFieldsEntry> =
+        serde_json::from_value(object["metadata"]["managedFields"].clone()).unwrap_or_default();
+    for e in &mut entries {
+        rename_fields(object, e, Direction::ToStored);
+    }
+    entries
+}
+
+/// Which way [`rename_fields`] renames.
+#[derive(Clone, Copy)]
+enum Direction {
+    /// From the entry's version to the object's.
+    ToStored,
+    /// From the object's version to the entry's.
+    ToEntry,
+}
+
+/// Renames the top-level fields of `entry`'s set between its version and `object`'s, where
+/// the two name them differently: core `v1` and `events.k8s.io/v1` Events.
+fn rename_fields(object: &Value, entry: &mut ManagedFieldsEntry, direction: Direction) {
+    use crate::events::convert::{EVENTS_VERSION, core_field, events_field};
+    let stored = object["apiVersion"].as_str().unwrap_or_default();
+    let version = entry.api_version.as_deref().unwrap_or_default();
+    let to_events = match (stored, version, direction) {
+        ("v1", EVENTS_VERSION, Direction::ToEntry)
+        | (EVENTS_VERSION, "v1", Direction::ToStored) => true,
+        ("v1", EVENTS_VERSION, Direction::ToStored)
+        | (EVENTS_VERSION, "v1", Direction::ToEntry) => false,
+        _ => return,
+    };
+    if object["kind"] != "Event" {
+        return;
+    }
+    let Some(FieldsV1(Value::Object(fields))) = entry.fields_v1.as_mut() else {
+        return;
+    };
+    *fields = std::mem::take(fields)
+        .into_iter()
+        .map(|(key, value)| match key.strip_prefix("f:") {
+            Some(name) if to_events => (format!("f:{}", events_field(name)), value),
+            Some(name) => (format!("f:{}", core_field(name)), value),
+            None => (key, value),
+        })
+        .collect();
 }
 
 fn set_of(entry: &ManagedFieldsEntry) -> FieldSet {
@@ -211,6 +257,10 @@ fn store_entries(object: &mut Value, entries: Vec<ManagedFieldsEntry>) {
             e.fields_v1
                 .as_ref()
                 .is_some_and(|f| f.0.as_object().is_some_and(|m| !m.is_empty()))
+        })
+        .map(|mut e| {
+            rename_fields(object, &mut e, Direction::ToEntry);
+            e
         })
         .collect();
     entries.sort_by(|p, q| {
@@ -330,9 +380,12 @@ pub fn server_side_apply(
 /// Records a non-apply write (create, update, patch) of `new` over `old` by `writer`, as
 /// structured-merge-diff's `Updater.Update`: the writer gains what it added or modified and
 /// loses what it removed; every other manager loses all three. `managedFields` sent in `new`
-/// replace the live ones (how clients migrate ownership).
+/// replace the live ones (how clients migrate ownership). An existing object nobody owns
+/// anything of stays untracked (apimachinery's `skipNonAppliedManager`): only an apply starts
+/// tracking it again.
 pub fn record_update(old: Option<&Value>, new: &mut Value, schema: &Schema, writer: &Writer<'_>) {
     let empty = Value::Object(serde_json::Map::new());
+    let existed = old.is_some();
     let old = old.unwrap_or(&empty);
     let sent = &new["metadata"]["managedFields"];
     let mut entries = if sent.is_array() && *sent != old["metadata"]["managedFields"] {
@@ -340,6 +393,10 @@ pub fn record_update(old: Option<&Value>, new: &mut Value, schema: &Schema, writ
     } else {
         entries_of(old)
     };
+    if existed && entries.is_empty() {
+        store_entries(new, entries);
+        return;
+    }
     let mut comparison = compare::compare(old, new, schema);
     for set in [
         &mut comparison.added,

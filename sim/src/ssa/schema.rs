@@ -27,6 +27,10 @@ const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 pub struct Schema {
     custom: bool,
     status_subresource: bool,
+    /// Whether writes to the main resource own no `spec` field either: a
+    /// CertificateSigningRequest's, whose spec only its creation sets (its strategy's reset
+    /// fields are `spec` and `status`).
+    spec_reset: bool,
     /// A custom resource's `openAPIV3Schema`, for its list and map types.
     structural: Option<serde_json::Value>,
     /// A built-in kind's recorded definition (free-form when the server does not serve it).
@@ -39,6 +43,9 @@ impl Schema {
         Self {
             custom,
             status_subresource: false,
+            spec_reset: !custom
+                && kind == "CertificateSigningRequest"
+                && api_version.starts_with("certificates.k8s.io/"),
             structural: None,
             recorded: match custom {
                 true => Node::Deduced,
@@ -90,10 +97,12 @@ impl Schema {
     /// Whether a write to `subresource` may own `path` (see
     /// [`Schema::with_status_subresource`]).
     pub fn owns(&self, subresource: Option<&str>, path: &super::Path) -> bool {
-        let status = path.first() == Some(&super::fieldset::PathElement::Field("status".into()));
+        let first =
+            |name: &str| path.first() == Some(&super::fieldset::PathElement::Field(name.into()));
+        let status = first("status");
         match subresource {
             Some("status") => status,
-            _ => !(self.status_subresource && status),
+            _ => !(self.status_subresource && status || self.spec_reset && first("spec")),
         }
     }
 

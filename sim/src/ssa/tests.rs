@@ -313,7 +313,8 @@ fn a_forced_apply_that_takes_every_field_removes_the_loser_and_entries_sort_appl
 #[test]
 fn status_writes_own_only_status_and_main_writes_no_status() {
     let schema = Schema::new("apps/v1", "Deployment", false).with_status_subresource(true);
-    let live = deploy(1, "nginx");
+    let mut live = deploy(1, "nginx");
+    record_update(None, &mut live, &schema, &writer("kubectl-create"));
     let mut with_status = live.clone();
     with_status["status"] = json!({"replicas": 1});
     let status_writer = Writer {
@@ -321,16 +322,54 @@ fn status_writes_own_only_status_and_main_writes_no_status() {
         ..writer("controller")
     };
     record_update(Some(&live), &mut with_status, &schema, &status_writer);
+    let entries = with_status["metadata"]["managedFields"].as_array().unwrap();
+    let controller = entries
+        .iter()
+        .find(|e| e["manager"] == "controller")
+        .unwrap();
     assert_eq!(
-        *first_fields(&with_status),
+        controller["fieldsV1"],
         json!({"f:status": {"f:replicas": {}}})
     );
-    assert_eq!(
-        with_status["metadata"]["managedFields"][0]["subresource"],
-        "status"
-    );
+    assert_eq!(controller["subresource"], "status");
     let mut created = deploy(1, "nginx");
     created["status"] = json!({});
     record_update(None, &mut created, &schema, &writer("kubectl-create"));
     assert!(first_fields(&created)["f:status"].is_null(), "{created}");
+}
+
+#[test]
+fn an_object_nobody_owns_anything_of_stays_untracked_until_an_apply() {
+    let schema = Schema::new("v1", "ConfigMap", false);
+    let live = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+    let mut labelled = live.clone();
+    labelled["metadata"]["labels"] = json!({"a": "b"});
+    record_update(
+        Some(&live),
+        &mut labelled,
+        &schema,
+        &writer("kubectl-label"),
+    );
+    assert!(
+        labelled["metadata"]["managedFields"].is_null(),
+        "{labelled}"
+    );
+    let applied = server_side_apply(
+        &labelled,
+        &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}}),
+        &schema,
+        &writer("krt"),
+        false,
+    )
+    .unwrap();
+    assert_eq!(applied["metadata"]["managedFields"][0]["manager"], "krt");
+}
+
+#[test]
+fn a_certificate_requests_spec_is_nobodys() {
+    let schema = Schema::new("certificates.k8s.io/v1", "CertificateSigningRequest", false);
+    let mut created = json!({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+        "metadata": {"name": "c"}, "spec": {"request": "cg==", "signerName": "example.com/x"}});
+    record_update(None, &mut created, &schema, &writer("kubectl-create"));
+    assert!(created["metadata"]["managedFields"].is_null(), "{created}");
 }

@@ -119,11 +119,28 @@ async fn kubectl_authenticates_with_a_client_certificate_of_the_clusters_ca() {
     let cert = sim
         .client_certificate("jane", Some("dev"))
         .expect("a client certificate");
+    // kube's x509 authenticator names the credential: the certificate's SHA-256.
+    let der = base64::Engine::decode(
+        &base64::engine::general_purpose::STANDARD,
+        cert.cert_pem
+            .lines()
+            .filter(|l| !l.starts_with("-----"))
+            .collect::<String>(),
+    )
+    .expect("a PEM certificate");
+    let fingerprint: String = sha2::Digest::finalize(sha2::Digest::chain_update(
+        <sha2::Sha256 as sha2::Digest>::new(),
+        &der,
+    ))
+    .iter()
+    .map(|b| format!("{b:02x}"))
+    .collect();
     let jane = k.as_user(&sim, "jane", &Credential::Certificate(cert));
     let jane = jane.json(WHOAMI_JSON);
     assert_eq!(
         jane["status"]["userInfo"],
-        json!({"username": "jane", "groups": ["dev", "system:authenticated"]})
+        json!({"username": "jane", "groups": ["dev", "system:authenticated"],
+            "extra": {"authentication.kubernetes.io/credential-id": [format!("X509SHA256={fingerprint}")]}})
     );
 
     let other = start(SimConfig {
@@ -438,7 +455,9 @@ async fn impersonation_needs_the_impersonate_verb_on_every_part() {
             object.to_string()
         })
         .collect();
-    let grant_file = k.file("grant.yaml", &stream.join("\n---\n"));
+    // A YAML stream of JSON documents: one that starts with `{` is read as JSON by kubectl
+    // before v1.33.
+    let grant_file = k.file("grant.yaml", &format!("---\n{}", stream.join("\n---\n")));
     k.ok(&["apply", "-f", path(&grant_file)]);
     let jane = k.as_user(&secure, "jane", &Credential::Token("jane-token".into()));
     let who = jane.json(&[["--as", "bob"].as_slice(), WHOAMI_JSON].concat());

@@ -15,8 +15,8 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The Kubernetes minor whose protos are read, as k8s-openapi's feature in the workspace.
-const VERSION_DIR: &str = "src/v1_33";
+/// The Kubernetes minor whose protos are read: k8s-rs-pb's newest (1.35; k8s-openapi serves 1.36).
+const VERSION_DIR: &str = "src/v1_35";
 
 #[test]
 fn the_kept_descriptor_set_is_what_k8s_rs_pbs_protos_parse_to() {
@@ -44,7 +44,7 @@ fn the_kept_descriptor_set_is_what_k8s_rs_pbs_protos_parse_to() {
     );
 }
 
-/// `src/v1_33` of the k8s-rs-pb package in this build, found through `cargo metadata`.
+/// `src/v1_35` of the k8s-rs-pb package in this build, found through `cargo metadata`.
 fn protos_root() -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = Command::new(cargo)

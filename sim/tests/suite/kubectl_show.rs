@@ -133,9 +133,11 @@ async fn custom_resources_show_their_printer_columns() {
     });
     let since = days_ago(30);
     // JSON documents in one YAML stream (a `kind: List` would send kubectl's validation to
-    // `/openapi/v2` in protobuf, which the simulator does not serve).
+    // `/openapi/v2` in protobuf, which the simulator does not serve). The stream opens with
+    // `---`: a stream that starts with `{` is read as JSON by kubectl before v1.33.
     let objects = format!(
-        r#"{{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {{"name": "ready", "namespace": "default"}},
+        r#"---
+{{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {{"name": "ready", "namespace": "default"}},
   "spec": {{"replicas": 3, "mode": "fast"}},
   "status": {{"since": "{since}", "conditions": [{{"type": "Synced", "status": "False"}},
                                             {{"type": "Ready", "status": "True"}}]}}}}
@@ -385,6 +387,65 @@ async fn a_rollout_records_the_controllers_events() {
 
 fn expected_head() -> [String; 3] {
     ["Normal", "ScalingReplicaSet", "Deployment/web"].map(str::to_string)
+}
+
+#[test]
+fn an_events_api_write_owns_its_fields_as_that_api_names_them() {
+    let cluster = krt_sim::api::Cluster::new(1000);
+    let created = cluster.handle(
+        &Request::post(
+            "/apis/events.k8s.io/v1/namespaces/default/events",
+            json!({"apiVersion": "events.k8s.io/v1", "kind": "Event",
+                "metadata": {"name": "e1"}, "eventTime": "2025-01-01T00:00:00.000000Z",
+                "reportingController": "example.com/ctl", "reportingInstance": "ctl-1",
+                "action": "Sync", "reason": "Synced", "type": "Normal", "note": "all good",
+                "regarding": {"kind": "ConfigMap", "namespace": "default", "name": "cm"}})
+            .to_string()
+            .into_bytes(),
+        )
+        .query("fieldManager", "ctl"),
+    );
+    assert_eq!(created.code, 201, "{}", created.body);
+    let entry = &created.body["metadata"]["managedFields"][0];
+    assert_eq!(entry["apiVersion"], "events.k8s.io/v1");
+    let fields = &entry["fieldsV1"];
+    assert!(
+        fields["f:note"].is_object() && fields["f:regarding"].is_object(),
+        "{fields}"
+    );
+    assert!(fields["f:message"].is_null(), "{fields}");
+    // Read through core v1, the entry stays in its version, as kube-apiserver keeps it.
+    let core = cluster.handle(&Request::get("/api/v1/namespaces/default/events/e1"));
+    assert_eq!(core.body["metadata"]["managedFields"][0], *entry);
+    // A core write of the message takes `note` from the events.k8s.io writer: the same field.
+    let patched = cluster.handle(
+        &Request::new("PATCH", "/api/v1/namespaces/default/events/e1")
+            .body(
+                "application/merge-patch+json",
+                br#"{"message": "edited"}"#.to_vec(),
+            )
+            .query("fieldManager", "editor"),
+    );
+    assert_eq!(patched.code, 200, "{}", patched.body);
+    let entries = patched.body["metadata"]["managedFields"]
+        .as_array()
+        .unwrap();
+    let of = |manager: &str| {
+        entries
+            .iter()
+            .find(|e| e["manager"] == manager)
+            .unwrap_or_else(|| panic!("{manager} in {entries:?}"))
+    };
+    assert!(of("ctl")["fieldsV1"]["f:note"].is_null(), "{entries:?}");
+    assert!(
+        of("ctl")["fieldsV1"]["f:regarding"].is_object(),
+        "{entries:?}"
+    );
+    assert_eq!(of("editor")["apiVersion"], "v1");
+    assert!(
+        of("editor")["fieldsV1"]["f:message"].is_object(),
+        "{entries:?}"
+    );
 }
 
 #[test]

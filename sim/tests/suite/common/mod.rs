@@ -9,12 +9,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-/// Real `kubectl` with a kubeconfig for one simulator and a directory for its cache and manifests.
+/// Real `kubectl` with a kubeconfig for one simulator and a directory for its cache and manifests,
+/// removed when the last kubectl sharing it goes.
 pub struct Kubectl {
     /// The kubeconfig `kubectl` is run with.
     pub kubeconfig: PathBuf,
     /// The directory manifests are written to.
     pub dir: PathBuf,
+    /// Keeps `dir` until the last kubectl that shares it goes.
+    _temp: std::sync::Arc<tempfile::TempDir>,
 }
 
 /// A simulator serving HTTPS, as kubectl needs one: client-go reads a kubeconfig's credentials
@@ -36,12 +39,18 @@ impl Kubectl {
             sim.ca_pem().is_some(),
             "kubectl sends its credentials only over TLS: start the simulator with `tls: true`"
         );
-        let port = sim.url().rsplit(':').next().unwrap_or_default().to_string();
-        let dir = std::env::temp_dir().join(format!("krt-sim-kubectl-{port}"));
-        std::fs::create_dir_all(&dir).expect("temp dir");
+        let temp = tempfile::Builder::new()
+            .prefix("krt-sim-kubectl-")
+            .tempdir()
+            .expect("temp dir");
+        let dir = temp.path().to_path_buf();
         let kubeconfig = dir.join("kubeconfig");
         sim.write_kubeconfig(&kubeconfig).expect("kubeconfig");
-        Self { kubeconfig, dir }
+        Self {
+            kubeconfig,
+            dir,
+            _temp: std::sync::Arc::new(temp),
+        }
     }
 
     /// Writes `yaml` to `name` in the directory and returns its path.
@@ -63,6 +72,7 @@ impl Kubectl {
         Self {
             kubeconfig: self.file(&format!("{user}.kubeconfig"), &yaml),
             dir: self.dir.clone(),
+            _temp: self._temp.clone(),
         }
     }
 
