@@ -431,15 +431,9 @@ impl<'a> Decoder<'a> {
             }
             other => json_type(other).to_string(),
         };
-        let fields: Vec<&str> = self
-            .at
-            .iter()
-            .filter_map(|s| match s {
-                Step::Key(k) => Some(k.as_str()),
-                Step::Index(_) => None,
-            })
-            .chain(walk.fields.iter().map(String::as_str))
-            .collect();
+        // A custom resource's metadata is decoded on its own: its fields are named from there
+        // (`ObjectMeta.labels`), a built-in kind's from the object (`ObjectMeta.metadata.labels`).
+        let fields: Vec<&str> = walk.fields.iter().map(String::as_str).collect();
         format!(
             "json: cannot unmarshal {got} into Go struct field {}.{} of type {go}",
             walk.strukt,

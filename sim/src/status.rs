@@ -59,6 +59,19 @@ impl ApiError {
         }
     }
 
+    /// 404 `the server could not find the requested resource`, with empty details: what
+    /// kube-apiserver answers for a path no resource serves (`NewGenericServerResponse`).
+    pub fn unknown_resource() -> Self {
+        Self {
+            details: Some(Box::new(StatusDetails::default())),
+            ..Self::new(
+                404,
+                "NotFound",
+                "the server could not find the requested resource",
+            )
+        }
+    }
+
     /// 404 `<resource> "<name>" not found`.
     pub fn not_found(subject: &Subject<'_>) -> Self {
         Self {

@@ -4,9 +4,10 @@
 //! ([`krt_testkit::kinds`]): create (and again: AlreadyExists), get, server-side
 //! apply (and again unchanged), merge, JSON and strategic merge patches, an
 //! update with a stale resourceVersion, a dry run, lists by label and by field,
-//! unknown fields under `fieldValidation=Strict` and `Warn`, an invalid name,
-//! watches from resourceVersion 0, and deletes (in the foreground, of a missing
-//! object).
+//! unknown fields under `fieldValidation=Strict` and `Warn`, an invalid name, an
+//! invalid label value, labels of the wrong type, the `status` and `scale`
+//! subresources (served or 404), watches from resourceVersion 0, and deletes (in
+//! the foreground, of a missing object).
 //!
 //! - `KRT_E2E_KUBECONFIG=… cargo test -p krt-tests --test differential -- --record`
 //!   sends the table to that cluster and writes its answers, normalized, to
@@ -374,6 +375,39 @@ fn table() -> Vec<Step> {
             &collection,
             json,
             Some(renamed("_Not.Valid")),
+        ));
+        let mut bad_label = renamed("-label");
+        bad_label["metadata"]["labels"] = json!({"differential": "not valid!"});
+        steps.push(step(
+            "invalid label value",
+            "POST",
+            &collection,
+            json,
+            Some(bad_label),
+        ));
+        let mut wrong_type = renamed("-type");
+        wrong_type["metadata"]["labels"] = json!("differential");
+        steps.push(step(
+            "labels of the wrong type",
+            "POST",
+            &collection,
+            json,
+            Some(wrong_type),
+        ));
+        // Served for the kinds that have them, 404 for the others.
+        steps.push(step(
+            "get status",
+            "GET",
+            &format!("{item}/status"),
+            None,
+            None,
+        ));
+        steps.push(step(
+            "get scale",
+            "GET",
+            &format!("{item}/scale"),
+            None,
+            None,
         ));
         if WATCHED.contains(&kind.kind) {
             steps.push(step(

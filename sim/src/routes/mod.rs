@@ -36,11 +36,7 @@ enum Route {
 }
 
 fn not_found() -> ApiError {
-    ApiError::new(
-        404,
-        "NotFound",
-        "the server could not find the requested resource",
-    )
+    ApiError::unknown_resource()
 }
 
 fn parse(store: &Store, path: &str) -> Result<Route, ApiError> {
@@ -87,6 +83,14 @@ fn parse(store: &Store, path: &str) -> Result<Route, ApiError> {
         Some("finalize") => target.rt.kind == "Namespace" && !target.rt.custom,
         Some(_) => false,
     };
+    // A custom resource's subresource its CRD does not declare is answered as a missing object.
+    if let (false, true, Some(name), 3) = (served, target.rt.custom, &target.name, rest.len()) {
+        return Err(ApiError::not_found(&crate::status::Subject {
+            group: &target.rt.group,
+            resource: &target.rt.plural,
+            name,
+        }));
+    }
     if rest.len() > 3 || !served {
         return Err(not_found());
     }
@@ -135,7 +139,10 @@ pub(crate) fn handle(store: &Store, address: &str, request: &Request) -> Respons
         }
         None => route(store, address, request).unwrap_or_else(Response::from),
     };
-    if let Some(warning) = crate::deprecation::warning(&attributes) {
+    // Only a resource's own handler warns: not the answer for a path nothing serves.
+    if let Some(warning) = crate::deprecation::warning(&attributes)
+        && parse(store, &request.path).is_ok()
+    {
         response.warnings.insert(0, warning);
     }
     response

@@ -85,7 +85,8 @@ fn name_problems(rt: &ResourceType, name: &str, object: &Value) -> Vec<String> {
 /// # Errors
 /// 422 Invalid naming `metadata.name`.
 pub fn check_name(rt: &ResourceType, name: &str, object: &Value) -> Result<(), ApiError> {
-    name_errors(rt, name, name_problems(rt, name, object))
+    let labels = &object["metadata"]["labels"];
+    name_errors(rt, name, name_problems(rt, name, object), labels)
 }
 
 /// Checks the name of an Event created through `events.k8s.io/v1`, whose validation wants a
@@ -95,10 +96,17 @@ pub fn check_name(rt: &ResourceType, name: &str, object: &Value) -> Result<(), A
 /// # Errors
 /// 422 Invalid naming `metadata.name`.
 pub fn check_events_api_name(core: &ResourceType, name: &str) -> Result<(), ApiError> {
-    name_errors(core, name, rules::dns1123_subdomain(name))
+    name_errors(core, name, rules::dns1123_subdomain(name), &Value::Null)
 }
 
-fn name_errors(rt: &ResourceType, name: &str, problems: Vec<String>) -> Result<(), ApiError> {
+/// The name's `problems` as a 422, with the errors of `labels` after them: `ValidateObjectMeta`
+/// goes on past a bad name.
+fn name_errors(
+    rt: &ResourceType,
+    name: &str,
+    problems: Vec<String>,
+    labels: &Value,
+) -> Result<(), ApiError> {
     let mut errors = Errors::default();
     if name.is_empty() {
         errors.required("metadata.name", "name or generateName is required");
@@ -107,10 +115,10 @@ fn name_errors(rt: &ResourceType, name: &str, problems: Vec<String>) -> Result<(
         errors.invalid("metadata.name", &Value::String(name.to_string()), &message);
     }
     if errors.0.is_empty() {
-        Ok(())
-    } else {
-        Err(ApiError::invalid(&rt.kind, &subject(rt, name), errors.0))
+        return Ok(());
     }
+    metadata::labels(labels, "metadata.labels", &mut errors);
+    Err(ApiError::invalid(&rt.kind, &subject(rt, name), errors.0))
 }
 
 /// Fields that may not change once set, per kind (dotted paths under the object).
