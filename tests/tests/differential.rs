@@ -6,8 +6,8 @@
 //! update with a stale resourceVersion, a dry run, lists by label and by field,
 //! unknown fields under `fieldValidation=Strict` and `Warn`, an invalid name, an
 //! invalid label value, labels of the wrong type, the `status` and `scale`
-//! subresources (served or 404), watches from resourceVersion 0, and deletes (in
-//! the foreground, of a missing object).
+//! subresources (served or 404; a scale also patched), watches from resourceVersion
+//! 0, and deletes (in the foreground, of a missing object).
 //!
 //! - `KRT_E2E_KUBECONFIG=… cargo test -p krt-tests --test differential -- --record`
 //!   sends the table to that cluster and writes its answers, normalized, to
@@ -409,6 +409,18 @@ fn table() -> Vec<Step> {
             None,
             None,
         ));
+        let mut scale = step(
+            "patch scale",
+            "PATCH",
+            &format!("{item}/scale"),
+            Some("application/merge-patch+json"),
+            Some(json!({"spec": {"replicas": 2}})),
+        );
+        // A new scale is a rollout: its controllers write.
+        if CONTROLLED.contains(&kind.kind) {
+            scale.settle_ms = SETTLE_MS;
+        }
+        steps.push(scale);
         if WATCHED.contains(&kind.kind) {
             steps.push(step(
                 "watch from resourceVersion 0",
