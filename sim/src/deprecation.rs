@@ -3,7 +3,7 @@
 //! `APILifecycleReplacement` of k8s.io/api's `zz_generated.prerelease-lifecycle.go`), which
 //! k8s-openapi does not carry, and core v1 Endpoints' own warning.
 
-use crate::rbac::Attributes;
+use crate::registry::ResourceType;
 
 /// The Kubernetes minor krt-sim answers as (`/version`, OpenAPI `info`): the one its kinds are
 /// k8s-openapi's set of, and the one deprecations are judged against.
@@ -14,109 +14,98 @@ pub fn git_version() -> String {
     format!("v1.{MINOR}.0-krt-sim")
 }
 
-/// When a served prerelease kind was deprecated and is removed (Kubernetes 1.x minors), and
-/// what replaces it.
+/// When served prerelease kinds of one group version were deprecated and are removed
+/// (Kubernetes 1.x minors), and what replaces them.
 struct Lifecycle {
     group: &'static str,
     version: &'static str,
-    kind: &'static str,
+    kinds: &'static [&'static str],
     deprecated: u32,
     removed: u32,
     replacement: Option<&'static str>,
 }
 
 const fn lifecycle(
-    group: &'static str,
-    version: &'static str,
-    kind: &'static str,
+    (group, version): (&'static str, &'static str),
+    kinds: &'static [&'static str],
     (deprecated, removed): (u32, u32),
 ) -> Lifecycle {
     Lifecycle {
         group,
         version,
-        kind,
+        kinds,
         deprecated,
         removed,
         replacement: None,
     }
 }
 
-/// The kinds krt-sim serves that Kubernetes 1.36 deprecates (its generated lifecycle of each).
+/// The four kinds of dynamic resource allocation's beta versions.
+const DRA: &[&str] = &[
+    "DeviceClass",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "ResourceSlice",
+];
+
+/// The kinds krt-sim serves that Kubernetes 1.36 deprecates (their generated lifecycle).
 const DEPRECATED: &[Lifecycle] = &[
     lifecycle(
-        "admissionregistration.k8s.io",
-        "v1alpha1",
-        "MutatingAdmissionPolicy",
+        ("admissionregistration.k8s.io", "v1alpha1"),
+        &["MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"],
         (35, 38),
     ),
     lifecycle(
-        "admissionregistration.k8s.io",
-        "v1alpha1",
-        "MutatingAdmissionPolicyBinding",
-        (35, 38),
-    ),
-    lifecycle(
-        "certificates.k8s.io",
-        "v1alpha1",
-        "ClusterTrustBundle",
+        ("certificates.k8s.io", "v1alpha1"),
+        &["ClusterTrustBundle"],
         (34, 37),
     ),
     lifecycle(
-        "coordination.k8s.io",
-        "v1alpha2",
-        "LeaseCandidate",
+        ("coordination.k8s.io", "v1alpha2"),
+        &["LeaseCandidate"],
         (35, 38),
     ),
-    lifecycle("coordination.k8s.io", "v1beta1", "LeaseCandidate", (36, 39)),
-    lifecycle("networking.k8s.io", "v1beta1", "IPAddress", (34, 37)),
-    lifecycle("networking.k8s.io", "v1beta1", "ServiceCIDR", (34, 37)),
-    lifecycle("resource.k8s.io", "v1alpha3", "DeviceTaintRule", (36, 39)),
-    lifecycle("resource.k8s.io", "v1beta1", "DeviceClass", (35, 38)),
-    lifecycle("resource.k8s.io", "v1beta1", "ResourceClaim", (35, 38)),
     lifecycle(
-        "resource.k8s.io",
-        "v1beta1",
-        "ResourceClaimTemplate",
-        (35, 38),
-    ),
-    lifecycle("resource.k8s.io", "v1beta1", "ResourceSlice", (35, 38)),
-    lifecycle("resource.k8s.io", "v1beta2", "DeviceClass", (36, 39)),
-    lifecycle("resource.k8s.io", "v1beta2", "ResourceClaim", (36, 39)),
-    lifecycle(
-        "resource.k8s.io",
-        "v1beta2",
-        "ResourceClaimTemplate",
+        ("coordination.k8s.io", "v1beta1"),
+        &["LeaseCandidate"],
         (36, 39),
     ),
-    lifecycle("resource.k8s.io", "v1beta2", "ResourceSlice", (36, 39)),
+    lifecycle(
+        ("networking.k8s.io", "v1beta1"),
+        &["IPAddress", "ServiceCIDR"],
+        (34, 37),
+    ),
+    lifecycle(
+        ("resource.k8s.io", "v1alpha3"),
+        &["DeviceTaintRule"],
+        (36, 39),
+    ),
+    lifecycle(("resource.k8s.io", "v1beta1"), DRA, (35, 38)),
+    lifecycle(("resource.k8s.io", "v1beta2"), DRA, (36, 39)),
     Lifecycle {
         replacement: Some("storage.k8s.io/v1 VolumeAttributesClass"),
         ..lifecycle(
-            "storage.k8s.io",
-            "v1beta1",
-            "VolumeAttributesClass",
+            ("storage.k8s.io", "v1beta1"),
+            &["VolumeAttributesClass"],
             (34, 37),
         )
     },
 ];
 
-/// The warning of a request with `attributes`, if its resource is deprecated.
-pub fn warning(attributes: &Attributes) -> Option<String> {
-    if !attributes.resource_request {
+/// The warning of every request a resource of type `rt` serves, if it is deprecated.
+pub fn warning(rt: &ResourceType) -> Option<String> {
+    if rt.custom {
         return None;
     }
-    let (group, version) = (attributes.group.as_str(), attributes.version.as_str());
-    if (group, version, attributes.resource.as_str()) == ("", "v1", "endpoints") {
+    let (group, version, kind) = (rt.group.as_str(), rt.version.as_str(), rt.kind.as_str());
+    if (group, version, kind) == ("", "v1", "Endpoints") {
         return Some(
             "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice".into(),
         );
     }
-    let kind = crate::kinds::builtin_resources()
-        .find(|r| r.group == group && r.version == version && r.plural == attributes.resource)?
-        .kind;
     let entry = DEPRECATED
         .iter()
-        .find(|l| l.group == group && l.version == version && l.kind == kind)
+        .find(|l| l.group == group && l.version == version && l.kinds.contains(&kind))
         .filter(|l| l.deprecated <= MINOR)?;
     let mut text = format!(
         "{group}/{version} {kind} is deprecated in v1.{}+, unavailable in v1.{}+",
@@ -136,13 +125,14 @@ mod tests {
     #[test]
     fn every_deprecated_kind_is_served() {
         for l in DEPRECATED {
-            assert!(
-                crate::kinds::find(l.group, l.version, l.kind).is_some(),
-                "{}/{} {} is not served",
-                l.group,
-                l.version,
-                l.kind
-            );
+            for kind in l.kinds {
+                assert!(
+                    crate::kinds::find(l.group, l.version, kind).is_some(),
+                    "{}/{} {kind} is not served",
+                    l.group,
+                    l.version,
+                );
+            }
             assert!(l.deprecated < l.removed);
         }
     }

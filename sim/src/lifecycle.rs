@@ -20,6 +20,18 @@ pub fn delete(state: &mut State, key: &Key) {
     }
 }
 
+/// Removes `finalizer` from the terminating `object` at `key`, and the object when nothing
+/// else holds it (a controller done with what its finalizer guarded).
+pub fn release_finalizer(state: &mut State, key: &Key, object: &Value, finalizer: &str) {
+    let mut next = object.clone();
+    remove_finalizer(&mut next, finalizer);
+    if ready_to_remove(&next) {
+        state.remove(key);
+    } else if state.get(key) != Some(&next) {
+        state.put(key.clone(), next);
+    }
+}
+
 /// Finalizer kube-apiserver adds for `propagationPolicy=Foreground`.
 pub const FOREGROUND: &str = "foregroundDeletion";
 /// Finalizer kube-apiserver adds for `propagationPolicy=Orphan`.

@@ -332,6 +332,16 @@ pub async fn client_for(sim: &krt_sim::Sim) -> kube::Client {
     client_from(&sim.kubeconfig_yaml()).await
 }
 
+/// A client for `sim` that is `user`, signed in with `credential` (retries off, as
+/// [`client_for`]'s).
+pub async fn client_as(
+    sim: &krt_sim::Sim,
+    user: &str,
+    credential: &krt_sim::Credential,
+) -> kube::Client {
+    client_from(&sim.kubeconfig_yaml_as(user, credential)).await
+}
+
 async fn client_from(kubeconfig: &str) -> kube::Client {
     let mut config = kube::Config::from_custom_kubeconfig(
         Kubeconfig::from_yaml(kubeconfig).expect("a kubeconfig"),

@@ -26,7 +26,7 @@ mod registry;
 mod standin;
 
 pub use assert::{assert_contains, run_ok};
-pub use cluster::{TestCluster, client_for};
+pub use cluster::{TestCluster, client_as, client_for};
 pub use fixtures::{Object, configmap, deployment, namespace, pod, resource};
 pub use krt::{
     Run, cache_dir, krt, krt_at, krt_bin, krt_env, krt_in, krt_spawn, local_state, show, state_ids,

@@ -821,15 +821,13 @@ async fn recorded_identity_client() -> (krt_sim::Sim, kube::Client) {
     let certificate = sim
         .client_certificate("kubernetes-admin", Some("system:masters"))
         .expect("a client certificate");
-    let yaml = sim.kubeconfig_yaml_as(
+    let client = krt_testkit::client_as(
+        &sim,
         "kubernetes-admin",
         &krt_sim::Credential::Certificate(certificate),
-    );
-    let kubeconfig = kube::config::Kubeconfig::from_yaml(&yaml).expect("a kubeconfig");
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-        .await
-        .expect("a client configuration");
-    (sim, kube::Client::try_from(config).expect("a client"))
+    )
+    .await;
+    (sim, client)
 }
 
 fn main() {

@@ -69,6 +69,14 @@ pub fn reconcile(state: &mut State) {
     );
 }
 
+/// The selector of a Service that is not terminating and selects Pods: the Services whose
+/// endpoints the controllers keep.
+fn live_selector(svc: &Value) -> Option<&serde_json::Map<String, Value>> {
+    svc["spec"]["selector"]
+        .as_object()
+        .filter(|s| !s.is_empty() && svc["metadata"]["deletionTimestamp"].is_null())
+}
+
 /// Whether `pod`'s labels include every pair of the Service selector `selector`.
 fn selects(selector: &serde_json::Map<String, Value>, pod: &Value) -> bool {
     selector
@@ -125,15 +133,9 @@ fn endpoint_slices(state: &mut State) {
         .list("", "services", None)
         .into_iter()
         .map(|(_, svc)| svc.clone())
-        .filter(|svc| {
-            svc["metadata"]["deletionTimestamp"].is_null()
-                && svc["spec"]["selector"]
-                    .as_object()
-                    .is_some_and(|s| !s.is_empty())
-        })
         .collect();
     for svc in services {
-        let Some(selector) = svc["spec"]["selector"].as_object() else {
+        let Some(selector) = live_selector(&svc) else {
             continue;
         };
         let namespace = svc["metadata"]["namespace"].as_str().unwrap_or_default();
@@ -221,14 +223,8 @@ fn endpoints(state: &mut State) {
         .into_iter()
         .map(|(_, svc)| svc.clone())
         .collect();
-    let live = |svc: &Value| {
-        svc["metadata"]["deletionTimestamp"].is_null()
-            && svc["spec"]["selector"]
-                .as_object()
-                .is_some_and(|s| !s.is_empty())
-    };
-    for svc in services.iter().filter(|s| live(s)) {
-        let Some(selector) = svc["spec"]["selector"].as_object() else {
+    for svc in &services {
+        let Some(selector) = live_selector(svc) else {
             continue;
         };
         let namespace = svc["metadata"]["namespace"].as_str().unwrap_or_default();
@@ -268,7 +264,7 @@ fn endpoints(state: &mut State) {
         .filter(|(k, ep)| {
             ep["metadata"]["labels"][ENDPOINTS_MANAGED_BY] == "endpoint-controller"
                 && !services.iter().any(|s| {
-                    live(s)
+                    live_selector(s).is_some()
                         && s["metadata"]["namespace"] == k.namespace.as_str()
                         && s["metadata"]["name"] == k.name.as_str()
                 })

@@ -42,7 +42,7 @@ pub fn reconcile(state: &mut State) {
 }
 
 /// Saves `next`, kube-controller-manager's write at `key` over `object` (`None` for a
-/// create), with the fields it added or changed recorded as that manager's `Update` in
+/// create; nothing when it changes nothing), with the fields it added or changed recorded as that manager's `Update` in
 /// `managedFields`, as the API server's field manager records a controller's write.
 pub(crate) fn save_as_controller_manager(
     state: &mut State,
@@ -50,6 +50,9 @@ pub(crate) fn save_as_controller_manager(
     object: Option<&Value>,
     mut next: Value,
 ) {
+    if object == Some(&next) {
+        return;
+    }
     let api_version = next["apiVersion"].as_str().unwrap_or_default().to_string();
     let kind = next["kind"].as_str().unwrap_or_default().to_string();
     let schema = Schema::new(&api_version, &kind, false).with_status_subresource(true);

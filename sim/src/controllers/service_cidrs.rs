@@ -7,7 +7,6 @@ use std::net::IpAddr;
 use serde_json::Value;
 
 use super::save_as_controller_manager;
-use super::workloads::save;
 use crate::lifecycle;
 use crate::store::State;
 
@@ -51,13 +50,7 @@ pub fn reconcile(state: &mut State) {
                 .iter()
                 .any(|ip| contains(cidr, ip) && !others.iter().any(|c| contains(c, ip)));
             if !orphaned {
-                let mut next = cidr.clone();
-                lifecycle::remove_finalizer(&mut next, FINALIZER);
-                if lifecycle::ready_to_remove(&next) {
-                    state.remove(key);
-                } else {
-                    save(state, key, next);
-                }
+                lifecycle::release_finalizer(state, key, cidr, FINALIZER);
             }
         }
     }

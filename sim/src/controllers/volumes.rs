@@ -257,18 +257,6 @@ fn release(state: &mut State, key: &Key, pv: &Value, claims: &[(Key, Value)]) {
     }
 }
 
-/// Removes `finalizer` from the terminating object at `key` (and the object, when nothing else
-/// holds it).
-fn release_finalizer(state: &mut State, key: &Key, object: &Value, finalizer: &str) {
-    let mut next = object.clone();
-    lifecycle::remove_finalizer(&mut next, finalizer);
-    if lifecycle::ready_to_remove(&next) {
-        state.remove(key);
-    } else {
-        save(state, key, next);
-    }
-}
-
 /// The VolumeAttributesClasses a claim or volume names (the vac-protection controller's
 /// `getPVCReferencedVACs` and `getPVReferencedVACs`).
 fn named_classes(claims: &[(Key, Value)], volumes: &[(Key, Value)]) -> Vec<String> {
@@ -301,7 +289,7 @@ pub fn reconcile(state: &mut State) {
         if claim["metadata"]["deletionTimestamp"].is_null() {
             bind_claim(state, &key, &claim);
         } else if lifecycle::has_finalizer(&claim, PVC_PROTECTION) && !claim_in_use(state, &claim) {
-            release_finalizer(state, &key, &claim, PVC_PROTECTION);
+            lifecycle::release_finalizer(state, &key, &claim, PVC_PROTECTION);
         }
     }
     let live_claims = claims(state);
@@ -313,7 +301,7 @@ pub fn reconcile(state: &mut State) {
                 claimed_by(&pv, c) && c["spec"]["volumeName"] == pv["metadata"]["name"]
             })
         {
-            release_finalizer(state, &key, &pv, PV_PROTECTION);
+            lifecycle::release_finalizer(state, &key, &pv, PV_PROTECTION);
         }
         if let Some(current) = state.get(&key).cloned()
             && current["spec"]["claimRef"].is_null()
@@ -333,7 +321,7 @@ pub fn reconcile(state: &mut State) {
                 .iter()
                 .any(|n| class["metadata"]["name"] == n.as_str())
         {
-            release_finalizer(state, &key, &class, VAC_PROTECTION);
+            lifecycle::release_finalizer(state, &key, &class, VAC_PROTECTION);
         }
     }
 }

@@ -17,7 +17,7 @@
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use std::collections::{HashMap, HashSet};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use protobuf::MessageDyn;
 use protobuf::reflect::{
@@ -369,21 +369,38 @@ fn parse_time(text: &str) -> Option<(i64, i32)> {
 /// Kubernetes 1.35's, and the fields 1.36 added have no number to be written under.
 pub const NO_FIELD: &str = "no such field in the protobuf messages krt-sim has (Kubernetes 1.35's, older than its 1.36 kinds)";
 
-/// Whether an object of message `descriptor` may have the JSON key `key`: one of its fields',
-/// an inlined message's, or the type meta every object carries.
-fn has_json_field(descriptor: &MessageDescriptor, key: &str) -> bool {
-    matches!(key, "apiVersion" | "kind")
-        || descriptor.fields().any(|field| {
-            if is_inlined(descriptor, &field) {
-                return match field.runtime_field_type() {
-                    RuntimeFieldType::Singular(RuntimeType::Message(inner)) => {
-                        has_json_field(&inner, key)
-                    }
-                    _ => false,
-                };
+/// The JSON keys an object of message `descriptor` may have: its fields', an inlined
+/// message's, and the type meta every object carries; worked out once per message.
+fn json_fields(descriptor: &MessageDescriptor) -> Arc<HashSet<String>> {
+    static BY_MESSAGE: OnceLock<Mutex<HashMap<String, Arc<HashSet<String>>>>> = OnceLock::new();
+    let cache = BY_MESSAGE.get_or_init(Default::default);
+    let full_name = descriptor.full_name();
+    if let Some(known) = cache
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(full_name)
+    {
+        return known.clone();
+    }
+    let mut keys: HashSet<String> = ["apiVersion", "kind"].map(String::from).into();
+    for field in descriptor.fields() {
+        match field.runtime_field_type() {
+            RuntimeFieldType::Singular(RuntimeType::Message(inner))
+                if is_inlined(descriptor, &field) =>
+            {
+                keys.extend(json_fields(&inner).iter().cloned());
             }
-            json_name(descriptor, &field) == key
-        })
+            _ => {
+                keys.insert(json_name(descriptor, &field));
+            }
+        }
+    }
+    let keys = Arc::new(keys);
+    cache
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(full_name.to_string(), keys.clone());
+    keys
 }
 
 /// The message of type `descriptor` that `value` is the JSON form of. `apiVersion`, `kind`
@@ -427,13 +444,14 @@ fn message_from_json(
             let object = value
                 .as_object()
                 .ok_or_else(|| format!("expected an object, got {value}"))?;
-            if let Some(key) = object
-                .iter()
-                .filter(|_| own_keys)
-                .find(|(key, value)| !value.is_null() && !has_json_field(descriptor, key))
-                .map(|(key, _)| key)
-            {
-                return Err(format!("{key}: {NO_FIELD}"));
+            if own_keys {
+                let known = json_fields(descriptor);
+                if let Some((key, _)) = object
+                    .iter()
+                    .find(|(key, value)| !value.is_null() && !known.contains(key.as_str()))
+                {
+                    return Err(format!("{key}: {NO_FIELD}"));
+                }
             }
             for field in descriptor.fields() {
                 if is_inlined(descriptor, &field) {

@@ -128,7 +128,7 @@ pub(crate) fn handle(store: &Store, address: &str, request: &Request) -> Respons
     if let Err(refused) = authorize(store, request, &attributes) {
         return refused.into();
     }
-    let mut response = match events::convert::core_request(request) {
+    match events::convert::core_request(request) {
         Some(core) => {
             if let Err(invalid) = check_events_api_create(store, &core) {
                 return invalid.into();
@@ -138,14 +138,7 @@ pub(crate) fn handle(store: &Store, address: &str, request: &Request) -> Respons
             response
         }
         None => route(store, address, request).unwrap_or_else(Response::from),
-    };
-    // Only a resource's own handler warns: not the answer for a path nothing serves.
-    if let Some(warning) = crate::deprecation::warning(&attributes)
-        && parse(store, &request.path).is_ok()
-    {
-        response.warnings.insert(0, warning);
     }
-    response
 }
 
 /// What `events.k8s.io/v1` validates of a new Event beyond core v1, checked on the core
@@ -205,16 +198,23 @@ fn route(store: &Store, address: &str, request: &Request) -> Result<Response, Ap
         }
         Route::Object(target) => target,
     };
-    let mut ctx = write::WriteContext::new(&request.params, &request.user_agent)?;
-    ctx.user = request.user.clone();
-    ctx.addressed_version = request.addressed_version.clone();
-    // A write that fails after its body was decoded still sends the decoding's warnings.
-    Ok(
-        object(store, request, &target, &ctx).unwrap_or_else(|error| Response {
-            warnings: ctx.decoding.take_warnings(),
-            ..Response::from(error)
-        }),
-    )
+    let mut response = match write::WriteContext::new(&request.params, &request.user_agent) {
+        Ok(mut ctx) => {
+            ctx.user = request.user.clone();
+            ctx.addressed_version = request.addressed_version.clone();
+            // A write that fails after its body was decoded still sends the decoding's warnings.
+            object(store, request, &target, &ctx).unwrap_or_else(|error| Response {
+                warnings: ctx.decoding.take_warnings(),
+                ..Response::from(error)
+            })
+        }
+        Err(error) => Response::from(error),
+    };
+    // A deprecated resource's handler warns on every request it serves, errors included.
+    if let Some(warning) = crate::deprecation::warning(&target.rt) {
+        response.warnings.insert(0, warning);
+    }
+    Ok(response)
 }
 
 /// Serves `request` on the object or collection `target` names.

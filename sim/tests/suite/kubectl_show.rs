@@ -389,19 +389,24 @@ fn expected_head() -> [String; 3] {
     ["Normal", "ScalingReplicaSet", "Deployment/web"].map(str::to_string)
 }
 
+/// An `events.k8s.io/v1` Event `e1` about the ConfigMap `cm`, as a request body.
+fn events_api_event() -> Vec<u8> {
+    json!({"apiVersion": "events.k8s.io/v1", "kind": "Event",
+        "metadata": {"name": "e1"}, "eventTime": "2025-01-01T00:00:00.000000Z",
+        "reportingController": "example.com/ctl", "reportingInstance": "ctl-1",
+        "action": "Sync", "reason": "Synced", "type": "Normal", "note": "all good",
+        "regarding": {"kind": "ConfigMap", "namespace": "default", "name": "cm"}})
+    .to_string()
+    .into_bytes()
+}
+
 #[test]
 fn an_events_api_write_owns_its_fields_as_that_api_names_them() {
     let cluster = krt_sim::api::Cluster::new(1000);
     let created = cluster.handle(
         &Request::post(
             "/apis/events.k8s.io/v1/namespaces/default/events",
-            json!({"apiVersion": "events.k8s.io/v1", "kind": "Event",
-                "metadata": {"name": "e1"}, "eventTime": "2025-01-01T00:00:00.000000Z",
-                "reportingController": "example.com/ctl", "reportingInstance": "ctl-1",
-                "action": "Sync", "reason": "Synced", "type": "Normal", "note": "all good",
-                "regarding": {"kind": "ConfigMap", "namespace": "default", "name": "cm"}})
-            .to_string()
-            .into_bytes(),
+            events_api_event(),
         )
         .query("fieldManager", "ctl"),
     );
@@ -458,13 +463,7 @@ fn events_written_through_either_api_read_through_the_other() {
         .unwrap();
     let created = cluster.handle(&Request::post(
         "/apis/events.k8s.io/v1/namespaces/default/events",
-        json!({"apiVersion": "events.k8s.io/v1", "kind": "Event",
-            "metadata": {"name": "e1"}, "eventTime": "2025-01-01T00:00:00.000000Z",
-            "reportingController": "example.com/ctl", "reportingInstance": "ctl-1",
-            "action": "Sync", "reason": "Synced", "type": "Normal", "note": "all good",
-            "regarding": {"kind": "ConfigMap", "namespace": "default", "name": "cm"}})
-        .to_string()
-        .into_bytes(),
+        events_api_event(),
     ));
     assert_eq!(created.code, 201, "{}", created.body);
     assert_eq!(created.body["apiVersion"], "events.k8s.io/v1");
