@@ -87,6 +87,7 @@ impl Cluster {
     /// kube-apiserver and kube-controller-manager alone are. No scheduler binds Pods and no
     /// kubelet runs them (they stay Pending, without a node), DaemonSets have no node to run on,
     /// and no default StorageClass is seeded.
+    #[cfg(feature = "server")]
     pub(crate) fn remove_worker(&self) {
         self.store.lock().remove_worker();
     }

@@ -326,6 +326,7 @@ impl State {
     }
 
     /// Removes the worker node ([`State::has_worker`]).
+    #[cfg(feature = "server")]
     pub fn remove_worker(&mut self) {
         self.worker = false;
     }
