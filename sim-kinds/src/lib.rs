@@ -232,9 +232,6 @@ pub static BUILTINS: &[Builtin] = builtins![
     coordination::v1alpha2::LeaseCandidate,
     node::v1::RuntimeClass,
     discovery::v1::EndpointSlice,
-    flowcontrol::v1::FlowSchema,
-    flowcontrol::v1::PriorityLevelConfiguration,
-    apiserverinternal::v1alpha1::StorageVersion,
     resource::v1::DeviceClass,
     resource::v1::ResourceClaim,
     resource::v1::ResourceClaimTemplate,
@@ -250,6 +247,9 @@ pub static BUILTINS: &[Builtin] = builtins![
     resource::v1beta1::ResourceSlice,
     resource::v1alpha3::DeviceTaintRule,
     resource::v1alpha3::ResourcePoolStatusRequest,
+    flowcontrol::v1::FlowSchema,
+    flowcontrol::v1::PriorityLevelConfiguration,
+    apiserverinternal::v1alpha1::StorageVersion,
     storagemigration::v1beta1::StorageVersionMigration,
 ];
 

@@ -116,7 +116,12 @@ impl Cluster {
                 key,
                 json!({"apiVersion": "v1", "kind": "Namespace",
                     "metadata": {"name": name, "uid": meta::uid(), "creationTimestamp": meta::now(),
-                        "labels": {"kubernetes.io/metadata.name": name}},
+                        "labels": {"kubernetes.io/metadata.name": name},
+                        // kube-apiserver creates them, with its name label, as its own write.
+                        "managedFields": [{"manager": "kube-apiserver", "operation": "Update",
+                            "apiVersion": "v1", "time": meta::now(), "fieldsType": "FieldsV1",
+                            "fieldsV1": {"f:metadata": {"f:labels": {".": {},
+                                "f:kubernetes.io/metadata.name": {}}}}}]},
                     "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}),
             );
         }

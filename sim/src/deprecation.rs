@@ -98,10 +98,17 @@ pub fn warning(rt: &ResourceType) -> Option<String> {
         return None;
     }
     let (group, version, kind) = (rt.group.as_str(), rt.version.as_str(), rt.kind.as_str());
-    if (group, version, kind) == ("", "v1", "Endpoints") {
-        return Some(
-            "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice".into(),
-        );
+    match (group, version, kind) {
+        ("", "v1", "Endpoints") => {
+            return Some(
+                "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
+                    .into(),
+            );
+        }
+        ("", "v1", "ComponentStatus") => {
+            return Some("v1 ComponentStatus is deprecated in v1.19+".into());
+        }
+        _ => {}
     }
     let entry = DEPRECATED
         .iter()

@@ -28,6 +28,43 @@ fn with_type(mut value: Value, kind: &str) -> Value {
     value
 }
 
+/// `value` with `kind` and no `apiVersion`: the legacy group's documents (`/api`, `/api/v1`),
+/// which kube-apiserver writes without one.
+fn with_kind_only(mut value: Value, kind: &str) -> Value {
+    value["kind"] = Value::String(kind.into());
+    if let Some(map) = value.as_object_mut() {
+        map.remove("apiVersion");
+    }
+    value
+}
+
+/// The `storageVersionHash` of a resource stored as `kind` in `group_version`
+/// (`discovery.StorageVersionHash`): the first 8 bytes of the SHA-256 of
+/// `<group>/<version>/<kind>`, in base64. Clients compare it to see a storage version change.
+fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
+    use base64::Engine;
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(format!("{group}/{version}/{kind}"));
+    base64::engine::general_purpose::STANDARD.encode(&digest[..8])
+}
+
+/// The hash of the version `t`'s objects are stored in, for a resource that is stored (watched):
+/// a CRD's `storage` version, a built-in kind's preferred version among those serving it.
+fn storage_hash_of(state: &State, t: &ResourceType) -> Option<String> {
+    if !t.verbs.iter().any(|v| v == "watch") {
+        return None;
+    }
+    let version = match &t.storage_version {
+        Some(version) => version.clone(),
+        None => state
+            .resource_types()
+            .filter(|o| o.group == t.group && o.plural == t.plural)
+            .map(|o| o.version.clone())
+            .min_by(|a, b| compare_versions(a, b))?,
+    };
+    Some(storage_version_hash(&t.group, &version, &t.kind))
+}
+
 /// The aggregated discovery version an `Accept` header asks for (`v2` or `v2beta1`), if any.
 pub fn aggregated_version(accept: &str) -> Option<&'static str> {
     accept.split(',').find_map(|part| {
@@ -106,7 +143,7 @@ pub fn core_versions(server_address: &str) -> Value {
             server_address: server_address.into(),
         }],
     };
-    with_type(serde_json::to_value(doc).unwrap_or_default(), "APIVersions")
+    with_kind_only(serde_json::to_value(doc).unwrap_or_default(), "APIVersions")
 }
 
 fn api_group(name: &str, versions: &[String]) -> APIGroup {
@@ -125,17 +162,57 @@ fn api_group(name: &str, versions: &[String]) -> APIGroup {
     }
 }
 
+/// The groups APIServices register for other servers (`spec.service`), after the served ones:
+/// listed as kube-aggregator lists them, though krt-sim reaches no such server.
+fn aggregated_groups(
+    state: &State,
+    served: &[(String, Vec<String>)],
+) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<(i64, String)>)> = Vec::new();
+    for (_, service) in state.list("apiregistration.k8s.io", "apiservices", None) {
+        let spec = &service["spec"];
+        let (Some(group), Some(version)) = (spec["group"].as_str(), spec["version"].as_str())
+        else {
+            continue;
+        };
+        if !spec["service"].is_object() || served.iter().any(|(g, _)| g == group) {
+            continue;
+        }
+        let priority = spec["versionPriority"].as_i64().unwrap_or_default();
+        match out.iter_mut().find(|(g, _)| g == group) {
+            Some((_, versions)) => versions.push((priority, version.to_string())),
+            None => out.push((group.to_string(), vec![(priority, version.to_string())])),
+        }
+    }
+    out.into_iter()
+        .map(|(group, mut versions)| {
+            versions.sort_by(|(pa, a), (pb, b)| pb.cmp(pa).then_with(|| compare_versions(a, b)));
+            (group, versions.into_iter().map(|(_, v)| v).collect())
+        })
+        .collect()
+}
+
 /// `/apis`: every named group with its versions.
 pub fn groups(state: &State) -> Value {
-    let groups = group_versions(state)
+    let mut served = group_versions(state);
+    served.extend(aggregated_groups(state, &served));
+    let groups = served
         .into_iter()
         .filter(|(g, _)| !g.is_empty())
         .map(|(g, versions)| api_group(&g, &versions))
         .collect();
-    with_type(
+    let mut list = with_type(
         serde_json::to_value(APIGroupList { groups }).unwrap_or_default(),
         "APIGroupList",
-    )
+    );
+    // The list's groups carry no type of their own.
+    for group in list["groups"].as_array_mut().into_iter().flatten() {
+        if let Some(group) = group.as_object_mut() {
+            group.remove("apiVersion");
+            group.remove("kind");
+        }
+    }
+    list
 }
 
 /// `/apis/{group}`: one group.
@@ -212,6 +289,7 @@ pub fn resources(state: &State, group: &str, version: &str) -> Option<Value> {
             verbs: t.verbs.clone(),
             short_names: non_empty(&t.short_names),
             categories: non_empty(&t.categories),
+            storage_version_hash: storage_hash_of(state, t),
             ..APIResource::default()
         });
         for (name, g, v, kind, verbs) in subresources(t) {
@@ -239,10 +317,11 @@ pub fn resources(state: &State, group: &str, version: &str) -> Option<Value> {
         group_version,
         resources: list,
     };
-    Some(with_type(
-        serde_json::to_value(doc).unwrap_or_default(),
-        "APIResourceList",
-    ))
+    let doc = serde_json::to_value(doc).unwrap_or_default();
+    Some(match group.is_empty() {
+        true => with_kind_only(doc, "APIResourceList"),
+        false => with_type(doc, "APIResourceList"),
+    })
 }
 
 fn discovery_resource(t: &ResourceType) -> Value {

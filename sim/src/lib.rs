@@ -60,6 +60,8 @@ mod validation;
 mod watch;
 
 pub use guest_cluster::{GuestCluster, GuestWatch};
+#[cfg(feature = "protobuf")]
+pub use protobuf::{decode_object as decode_protobuf, encode as encode_protobuf};
 #[cfg(feature = "server")]
 pub use server::{
     ADMIN, ClientCertificate, Credential, Fault, FaultAction, RequestCounter, RequestCounts, Sim,

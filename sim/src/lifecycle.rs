@@ -45,6 +45,10 @@ pub const PV_PROTECTION: &str = "kubernetes.io/pv-protection";
 /// volume names it.
 pub const VAC_PROTECTION: &str = "kubernetes.io/vac-protection";
 
+/// Finalizer a PodGroup's registry puts on every new PodGroup, kept while a Pod names it as its
+/// scheduling group.
+pub const PODGROUP_PROTECTION: &str = "scheduling.k8s.io/podgroup-protection";
+
 /// The finalizers `object` carries, in order.
 pub(crate) fn finalizers(object: &Value) -> impl Iterator<Item = &str> {
     object["metadata"]["finalizers"]

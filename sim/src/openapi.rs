@@ -15,9 +15,21 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{Map, Value, json};
 
-use crate::kinds::{self, BUILTINS};
+use crate::kinds::{self, BUILTINS, Builtin};
 use crate::registry::ResourceType;
 use crate::store::{Key, State};
+
+/// The query parameters of a list or watch.
+const LIST_PARAMS: &[&str] = &[
+    "labelSelector",
+    "fieldSelector",
+    "limit",
+    "continue",
+    "resourceVersion",
+    "timeoutSeconds",
+    "watch",
+    "allowWatchBookmarks",
+];
 
 /// The query parameters of a write, as kube-apiserver declares them.
 const WRITE_PARAMS: &[&str] = &["dryRun", "fieldManager", "fieldValidation", "pretty"];
@@ -88,7 +100,7 @@ fn paths(t: &ResourceType, version: Version, out: &mut Map<String, Value>) {
     out.insert(
         collection.clone(),
         json!({
-            "get": op(gvk, "list", id("list"), &["labelSelector", "fieldSelector", "limit", "continue", "resourceVersion", "timeoutSeconds", "watch", "allowWatchBookmarks"]),
+            "get": op(gvk, "list", id("list"), LIST_PARAMS),
             "post": op(gvk, "post", id("create"), WRITE_PARAMS),
             "delete": op(gvk, "deletecollection", id("deleteCollection"), &["labelSelector", "fieldSelector", "dryRun", "propagationPolicy"]),
         }),
@@ -102,6 +114,50 @@ fn paths(t: &ResourceType, version: Version, out: &mut Map<String, Value>) {
             "delete": op(gvk, "delete", id("delete"), &["dryRun", "gracePeriodSeconds", "propagationPolicy"]),
         }),
     );
+    let prefixed = |rest: &str| format!("{prefix}{rest}");
+    if t.namespaced {
+        out.insert(
+            prefixed(&format!("/{}", t.plural)),
+            json!({"get": op(gvk, "list", format!("list{}ForAllNamespaces", t.kind), LIST_PARAMS)}),
+        );
+    }
+    // apiextensions-apiserver publishes no `watch/` paths for custom resources.
+    if !t.custom && t.verbs.iter().any(|v| v == "watch") {
+        // The deprecated `watch/` paths, still served (see `Request::resolve_legacy_watch`).
+        let watch = format!("{prefix}/watch{scope}/{}", t.plural);
+        out.insert(
+            watch.clone(),
+            json!({"get": op(gvk, "watchlist", id("watch") + "List", LIST_PARAMS)}),
+        );
+        out.insert(
+            format!("{watch}/{{name}}"),
+            json!({"get": op(gvk, "watch", id("watch"), LIST_PARAMS)}),
+        );
+        if t.namespaced {
+            out.insert(
+                prefixed(&format!("/watch/{}", t.plural)),
+                json!({"get": op(gvk, "watchlist", format!("watch{}ListForAllNamespaces", t.kind), LIST_PARAMS)}),
+            );
+        }
+    }
+    if !t.custom && t.group.is_empty() {
+        match t.plural.as_str() {
+            "serviceaccounts" => {
+                out.insert(
+                    format!("{collection}/{{name}}/token"),
+                    json!({"post": op(("authentication.k8s.io", "v1", "TokenRequest"), "post",
+                        id("create") + "Token", WRITE_PARAMS)}),
+                );
+            }
+            "namespaces" => {
+                out.insert(
+                    format!("{collection}/{{name}}/finalize"),
+                    json!({"put": op(gvk, "put", id("replace") + "Finalize", WRITE_PARAMS)}),
+                );
+            }
+            _ => {}
+        }
+    }
     for (sub, gvk) in [
         ("status", t.status_subresource.then_some(gvk)),
         (
@@ -165,15 +221,38 @@ fn builtin_schemas(roots: Option<&str>, version: Version) -> Map<String, Value> 
             })
         })
         .collect();
-    // `Scale` is served by the workloads' `scale` subresources; its schema is autoscaling/v1's.
-    let scale = roots.is_none_or(|r| r == "apis/autoscaling/v1");
+    let types = crate::registry::builtins();
+    let type_of = |b: &Builtin| {
+        types
+            .iter()
+            .find(|t| t.group == b.group && t.version == b.version && t.kind == b.kind)
+    };
+    // `Scale` is served by the workloads' `scale` subresources; its schema is autoscaling/v1's,
+    // in autoscaling/v1's document and in each of theirs.
+    let scale = roots.is_none_or(|r| r == "apis/autoscaling/v1")
+        || chosen
+            .iter()
+            .any(|b| type_of(b).is_some_and(|t| t.scale_subresource));
     for b in &chosen {
         (b.define)(&mut generator);
     }
     if scale {
         (kinds::SCALE.define)(&mut generator);
     }
+    // A ServiceAccount's `token` subresource takes and answers a TokenRequest.
+    if chosen
+        .iter()
+        .any(|b| b.group.is_empty() && b.kind == "ServiceAccount")
+    {
+        generator.subschema_for::<k8s_openapi::api::authentication::v1::TokenRequest>();
+    }
     let mut definitions = generator.take_definitions(true);
+    for b in &chosen {
+        if let Some(t) = type_of(b).filter(|t| t.verbs.iter().any(|v| v == "list")) {
+            let name = (b.schema_name)();
+            definitions.insert(format!("{name}List"), list_schema(t, &name, version));
+        }
+    }
     let tagged = chosen.iter().copied().chain(scale.then_some(&kinds::SCALE));
     for b in tagged {
         if let Some(schema) = definitions.get_mut((b.schema_name)().as_ref()) {
@@ -216,7 +295,7 @@ fn custom_definition_name(t: &ResourceType) -> String {
 }
 
 /// A custom resource's schema from its CRD, with its group-version-kind.
-fn custom_schema(state: &State, t: &ResourceType) -> Option<Value> {
+fn custom_schema(state: &State, t: &ResourceType, openapi: Version) -> Option<Value> {
     let key = Key::of(
         "apiextensions.k8s.io",
         "customresourcedefinitions",
@@ -224,13 +303,18 @@ fn custom_schema(state: &State, t: &ResourceType) -> Option<Value> {
         format!("{}.{}", t.plural, t.group),
     );
     let crd = state.get(&key)?;
-    let version = crd["spec"]["versions"]
+    let served = crd["spec"]["versions"]
         .as_array()?
         .iter()
         .find(|v| v["name"] == t.version.as_str())?;
-    let mut schema = version["schema"]["openAPIV3Schema"].clone();
+    let mut schema = served["schema"]["openAPIV3Schema"].clone();
     if !schema.is_object() {
         return None;
+    }
+    // Published with the standard metadata, as apiextensions-apiserver does.
+    if schema["properties"].is_object() {
+        schema["properties"]["metadata"] =
+            reference("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", openapi);
     }
     schema["x-kubernetes-group-version-kind"] =
         json!([{"group": t.group, "version": t.version, "kind": t.kind}]);
@@ -249,11 +333,100 @@ fn served_parts(state: &State, root: &str) -> (Map<String, Value>, Map<String, V
     let mut custom = Map::new();
     for t in state.resource_types().filter(|t| root_of(t) == root) {
         paths(t, Version::V3, &mut paths_out);
-        if let Some(schema) = t.custom.then(|| custom_schema(state, t)).flatten() {
-            custom.insert(custom_definition_name(t), schema);
+        if let Some(schema) = t
+            .custom
+            .then(|| custom_schema(state, t, Version::V3))
+            .flatten()
+        {
+            let name = custom_definition_name(t);
+            custom.insert(format!("{name}List"), list_schema(t, &name, Version::V3));
+            custom.insert(name, schema);
         }
     }
+    // A group version's discovery path is kube-apiserver's own, not a CRD's.
+    if state
+        .resource_types()
+        .any(|t| root_of(t) == root && !t.custom)
+    {
+        paths_out.insert(format!("/{root}/"), resources_path());
+    }
+    if !paths_out.is_empty() {
+        let builtin = state
+            .resource_types()
+            .any(|t| root_of(t) == root && !t.custom);
+        custom.extend(meta_schemas(Version::V3, builtin));
+    }
     (paths_out, custom)
+}
+
+/// The path of a group version's discovery document (`GET /apis/apps/v1/`).
+fn resources_path() -> Value {
+    json!({"get": {"operationId": "getAPIResources", "responses": {"200": {"description": "OK"}}}})
+}
+
+/// Where a schema refers to the definition `name`.
+fn reference(name: &str, version: Version) -> Value {
+    match version {
+        Version::V2 => json!({"$ref": format!("#/definitions/{name}")}),
+        Version::V3 => json!({"allOf": [{"$ref": format!("#/components/schemas/{name}")}]}),
+    }
+}
+
+/// The schema of a list of `t` (`io.k8s.api.apps.v1.DeploymentList`), whose items are the
+/// definition `item`.
+fn list_schema(t: &ResourceType, item: &str, version: Version) -> Value {
+    let items = match version {
+        Version::V2 => json!({"$ref": format!("#/definitions/{item}")}),
+        Version::V3 => json!({"$ref": format!("#/components/schemas/{item}")}),
+    };
+    json!({
+        "description": format!("{}List is a list of {}.", t.kind, t.kind),
+        "type": "object",
+        "required": ["items"],
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "items": {"type": "array", "items": items},
+            "kind": {"type": "string"},
+            "metadata": reference("io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta", version),
+        },
+        "x-kubernetes-group-version-kind": [{"group": t.group, "version": t.version, "kind": format!("{}List", t.kind)}],
+    })
+}
+
+/// The `meta/v1` schemas a document's operations use: lists' metadata, delete options,
+/// `Status` errors and patches; for a group version of built-in kinds (`builtin`) also watch
+/// events and discovery's resource lists, and for one of custom resources `ObjectMeta`, which
+/// their schemas refer to.
+fn meta_schemas(version: Version, builtin: bool) -> Map<String, Value> {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
+    static SCHEMAS: OnceLock<[Map<String, Value>; 4]> = OnceLock::new();
+    let all = SCHEMAS.get_or_init(|| {
+        [
+            (Version::V2, true),
+            (Version::V2, false),
+            (Version::V3, true),
+            (Version::V3, false),
+        ]
+        .map(|(version, builtin)| {
+            let mut generator = generator(version);
+            generator.subschema_for::<meta::ListMeta>();
+            generator.subschema_for::<meta::DeleteOptions>();
+            generator.subschema_for::<meta::Status>();
+            generator.subschema_for::<meta::Patch>();
+            if builtin {
+                generator.subschema_for::<meta::WatchEvent<meta::Status>>();
+                generator.subschema_for::<meta::APIResourceList>();
+            } else {
+                generator.subschema_for::<meta::ObjectMeta>();
+            }
+            generator.take_definitions(true)
+        })
+    });
+    let index = match version {
+        Version::V2 => 0,
+        Version::V3 => 2,
+    } + usize::from(!builtin);
+    all[index].clone()
 }
 
 fn document(state: &State, root: &str) -> Option<Value> {
@@ -284,7 +457,11 @@ pub fn index(state: &State) -> Value {
             cached_v3(&root).1.hash(&mut h);
             for t in state.resource_types().filter(|t| root_of(t) == root) {
                 format!("{t:?}").hash(&mut h);
-                if let Some(schema) = t.custom.then(|| custom_schema(state, t)).flatten() {
+                if let Some(schema) = t
+                    .custom
+                    .then(|| custom_schema(state, t, Version::V3))
+                    .flatten()
+                {
                     schema.to_string().hash(&mut h);
                 }
             }
@@ -305,10 +482,21 @@ pub fn group_version(state: &State, prefix: &str, rest: &str) -> Option<Value> {
 pub fn v2(state: &State) -> Value {
     let mut out = Map::new();
     let mut definitions = cached_v2();
+    definitions.extend(meta_schemas(Version::V2, true));
+    definitions.extend(meta_schemas(Version::V2, false));
     for t in state.resource_types() {
         paths(t, Version::V2, &mut out);
-        if let Some(schema) = t.custom.then(|| custom_schema(state, t)).flatten() {
-            definitions.insert(custom_definition_name(t), schema);
+        if !t.custom {
+            out.insert(format!("/{}/", root_of(t)), resources_path());
+        }
+        if let Some(schema) = t
+            .custom
+            .then(|| custom_schema(state, t, Version::V2))
+            .flatten()
+        {
+            let name = custom_definition_name(t);
+            definitions.insert(format!("{name}List"), list_schema(t, &name, Version::V2));
+            definitions.insert(name, schema);
         }
     }
     json!({

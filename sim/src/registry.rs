@@ -38,10 +38,15 @@ pub struct ResourceType {
     pub status_subresource: bool,
     /// Whether a `scale` subresource exists.
     pub scale_subresource: bool,
+    /// Which of a `status` write's metadata is kept (its registry's status strategy).
+    pub status_metadata: StatusMetadata,
     /// Whether writes maintain `metadata.generation`.
     pub generation: bool,
     /// Whether the object is a custom resource (JSON merge only, atomic lists).
     pub custom: bool,
+    /// A custom resource's storage version (its CRD's `storage: true` version); `None` for a
+    /// built-in kind, stored in its preferred version.
+    pub storage_version: Option<String>,
     /// A custom resource version's `additionalPrinterColumns` as its CRD declares them (empty
     /// for built-in kinds, whose columns are [`crate::table`]'s).
     pub printer_columns: Vec<Value>,
@@ -60,6 +65,35 @@ impl ResourceType {
     }
 }
 
+/// What a write through `status` may change in `metadata`, as the kind's status strategy says.
+/// Every status write keeps the stored spec, and name, uid, generation and timestamps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusMetadata {
+    /// Labels, annotations, finalizers and owner references stay as stored
+    /// (`metav1.ResetObjectMetaForStatus`): the newer registries' rule, and custom resources'.
+    Reset,
+    /// The written labels, annotations, finalizers and owner references are kept: the older
+    /// registries, whose status strategy resets only the spec.
+    Kept,
+    /// As [`StatusMetadata::Kept`], but the labels stay as stored (Deployments).
+    KeptButLabels,
+    /// As [`StatusMetadata::Kept`], but the owner references stay as stored (Pods: old
+    /// kubelets corrupted them).
+    KeptButOwners,
+}
+
+impl StatusMetadata {
+    /// The `metadata` fields a write through `status` takes from the written object.
+    pub fn written_fields(self) -> &'static [&'static str] {
+        match self {
+            StatusMetadata::Reset => &[],
+            StatusMetadata::Kept => &["labels", "annotations", "finalizers", "ownerReferences"],
+            StatusMetadata::KeptButLabels => &["annotations", "finalizers", "ownerReferences"],
+            StatusMetadata::KeptButOwners => &["labels", "annotations", "finalizers"],
+        }
+    }
+}
+
 /// Every verb of a stored resource.
 const ALL_VERBS: &[&str] = &[
     "create",
@@ -72,13 +106,26 @@ const ALL_VERBS: &[&str] = &[
     "watch",
 ];
 
+/// The verbs of a custom resource, in the order apiextensions-apiserver lists them.
+const CUSTOM_VERBS: &[&str] = &[
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "create",
+    "update",
+    "watch",
+];
+
 /// The verbs of the create-only review kinds.
 const CREATE: &[&str] = &["create"];
 
 /// What kube-apiserver's registries declare and k8s-openapi's types do not carry, for the
 /// resources that differ from the rule: short names (`ShortNames()`), categories
 /// (`Categories()`), verbs of a storage without the full set, and `metadata.generation` where
-/// it does not follow the presence of a `spec` (set by the registries' `PrepareForCreate`).
+/// it does not follow the presence of a `spec` (set by the registries' `PrepareForCreate`), and
+/// the metadata a status write keeps where it is not [`StatusMetadata::Reset`].
 pub struct Facts {
     group: &'static str,
     plural: &'static str,
@@ -86,6 +133,7 @@ pub struct Facts {
     categories: &'static [&'static str],
     verbs: &'static [&'static str],
     generation: Option<bool>,
+    status_metadata: StatusMetadata,
 }
 
 const fn facts(group: &'static str, plural: &'static str) -> Facts {
@@ -96,6 +144,7 @@ const fn facts(group: &'static str, plural: &'static str) -> Facts {
         categories: &[],
         verbs: ALL_VERBS,
         generation: None,
+        status_metadata: StatusMetadata::Reset,
     }
 }
 
@@ -124,7 +173,15 @@ impl Facts {
         self.generation = Some(tracked);
         self
     }
+
+    /// A status strategy other than [`StatusMetadata::Reset`].
+    const fn status(mut self, metadata: StatusMetadata) -> Self {
+        self.status_metadata = metadata;
+        self
+    }
 }
+
+use StatusMetadata::{Kept, KeptButLabels, KeptButOwners};
 
 /// The facts of [`Facts`], by group and plural.
 pub const FACTS: &[Facts] = &[
@@ -138,36 +195,59 @@ pub const FACTS: &[Facts] = &[
         .short(&["limits"])
         .generation(false),
     facts("", "namespaces")
+        .status(Kept)
         .short(&["ns"])
         .verbs(&[
             "create", "delete", "get", "list", "patch", "update", "watch",
         ])
         .generation(false),
-    facts("", "nodes").short(&["no"]).generation(false),
+    facts("", "nodes")
+        .short(&["no"])
+        .generation(false)
+        .status(Kept),
     facts("", "persistentvolumeclaims")
         .short(&["pvc"])
-        .generation(false),
+        .generation(false)
+        .status(Kept),
     facts("", "podtemplates").generation(true),
     facts("", "persistentvolumes")
         .short(&["pv"])
-        .generation(false),
-    facts("", "pods").short(&["po"]).all(),
-    facts("", "replicationcontrollers").short(&["rc"]).all(),
+        .generation(false)
+        .status(Kept),
+    facts("", "pods").short(&["po"]).all().status(KeptButOwners),
+    facts("", "replicationcontrollers")
+        .short(&["rc"])
+        .all()
+        .status(Kept),
     facts("", "resourcequotas")
         .short(&["quota"])
-        .generation(false),
+        .generation(false)
+        .status(Kept),
     facts("", "serviceaccounts").short(&["sa"]),
     facts("", "services")
         .short(&["svc"])
         .all()
-        .generation(false),
+        .generation(false)
+        .status(Kept),
     facts("apiregistration.k8s.io", "apiservices")
         .api_extensions()
         .generation(false),
-    facts("apps", "daemonsets").short(&["ds"]).all(),
-    facts("apps", "deployments").short(&["deploy"]).all(),
-    facts("apps", "replicasets").short(&["rs"]).all(),
-    facts("apps", "statefulsets").short(&["sts"]).all(),
+    facts("apps", "daemonsets")
+        .short(&["ds"])
+        .all()
+        .status(Kept),
+    facts("apps", "deployments")
+        .short(&["deploy"])
+        .all()
+        .status(KeptButLabels),
+    facts("apps", "replicasets")
+        .short(&["rs"])
+        .all()
+        .status(Kept),
+    facts("apps", "statefulsets")
+        .short(&["sts"])
+        .all()
+        .status(Kept),
     facts("events.k8s.io", "events").short(&["ev"]),
     facts("authentication.k8s.io", "selfsubjectreviews").verbs(CREATE),
     facts("authentication.k8s.io", "tokenreviews").verbs(CREATE),
@@ -178,18 +258,29 @@ pub const FACTS: &[Facts] = &[
     facts("autoscaling", "horizontalpodautoscalers")
         .short(&["hpa"])
         .all()
-        .generation(false),
-    facts("batch", "cronjobs").short(&["cj"]).all(),
-    facts("batch", "jobs").all(),
+        .generation(false)
+        .status(Kept),
+    facts("batch", "cronjobs").short(&["cj"]).all().status(Kept),
+    facts("batch", "jobs").all().status(Kept),
     facts("certificates.k8s.io", "certificatesigningrequests")
         .short(&["csr"])
-        .generation(false),
-    facts("networking.k8s.io", "ingresses").short(&["ing"]),
+        .generation(false)
+        .status(Kept),
+    facts("networking.k8s.io", "ingresses")
+        .short(&["ing"])
+        .status(Kept),
     facts("networking.k8s.io", "ipaddresses").short(&["ip"]),
     facts("networking.k8s.io", "networkpolicies").short(&["netpol"]),
     facts("networking.k8s.io", "servicecidrs").generation(false),
     facts("coordination.k8s.io", "leases").generation(false),
-    facts("policy", "poddisruptionbudgets").short(&["pdb"]),
+    facts("coordination.k8s.io", "leasecandidates").generation(false),
+    facts("certificates.k8s.io", "clustertrustbundles").generation(false),
+    facts("resource.k8s.io", "resourcepoolstatusrequests").generation(false),
+    facts("scheduling.k8s.io", "workloads").generation(false),
+    facts("scheduling.k8s.io", "podgroups").generation(false),
+    facts("policy", "poddisruptionbudgets")
+        .short(&["pdb"])
+        .status(Kept),
     facts("storage.k8s.io", "storageclasses").short(&["sc"]),
     // Specs that nothing reports observing: their registries set no generation.
     facts("storage.k8s.io", "csidrivers").generation(false),
@@ -227,7 +318,8 @@ pub const FACTS: &[Facts] = &[
     .api_extensions(),
     facts("apiextensions.k8s.io", "customresourcedefinitions")
         .short(&["crd", "crds"])
-        .api_extensions(),
+        .api_extensions()
+        .status(Kept),
     facts("scheduling.k8s.io", "priorityclasses").short(&["pc"]),
     // A claim's spec is immutable, a migration's too: their registries set no generation.
     facts("resource.k8s.io", "resourceclaims").generation(false),
@@ -263,8 +355,10 @@ fn resource_type(b: &Builtin) -> ResourceType {
         status_subresource: stored && has(json!({"status": {}})),
         scale_subresource: stored
             && has(json!({"spec": {"replicas": 1, "selector": {}}, "status": {"replicas": 1}})),
+        status_metadata: facts.status_metadata,
         generation: facts.generation.unwrap_or(has_spec),
         custom: false,
+        storage_version: None,
         printer_columns: Vec::new(),
     }
 }
@@ -311,6 +405,13 @@ pub fn from_crd(crd: &Value) -> Vec<ResourceType> {
     let short_names = strings_of(&names["shortNames"]);
     let categories = strings_of(&names["categories"]);
     let namespaced = spec["scope"].as_str() != Some("Cluster");
+    let storage_version = spec["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|v| v["storage"] == true)
+        .and_then(|v| v["name"].as_str())
+        .map(str::to_string);
     spec["versions"]
         .as_array()
         .into_iter()
@@ -325,11 +426,13 @@ pub fn from_crd(crd: &Value) -> Vec<ResourceType> {
             namespaced,
             short_names: short_names.clone(),
             categories: categories.clone(),
-            verbs: strings(ALL_VERBS),
+            verbs: strings(CUSTOM_VERBS),
             status_subresource: v["subresources"]["status"].is_object(),
             scale_subresource: v["subresources"]["scale"].is_object(),
+            status_metadata: StatusMetadata::Reset,
             generation: true,
             custom: true,
+            storage_version: storage_version.clone(),
             printer_columns: v["additionalPrinterColumns"]
                 .as_array()
                 .cloned()

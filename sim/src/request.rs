@@ -43,6 +43,34 @@ pub struct Request {
 }
 
 impl Request {
+    /// Rewrites a watch on a deprecated `watch/` path (`/api/v1/watch/namespaces/{ns}/pods`,
+    /// `/apis/apps/v1/watch/deployments/{name}`), which kube-apiserver still serves, as the
+    /// watch of a collection it means: `?watch=true`, and for one object a `metadata.name`
+    /// field selector.
+    pub fn resolve_legacy_watch(&mut self) {
+        let segments: Vec<&str> = self.path.trim_matches('/').split('/').collect();
+        let prefix = match segments.as_slice() {
+            ["api", _, "watch", ..] => 2,
+            ["apis", _, _, "watch", ..] => 3,
+            _ => return,
+        };
+        let mut rest: Vec<&str> = segments[prefix + 1..].to_vec();
+        // `{plural}/{name}` (a Namespace's too), or `namespaces/{ns}/{plural}/{name}`.
+        let named = matches!(rest.as_slice(), [_, _] | ["namespaces", _, _, _]);
+        let name = named.then(|| rest.pop()).flatten().map(str::to_string);
+        let path = [&segments[..prefix], &rest[..]].concat().join("/");
+        self.path = format!("/{path}");
+        self.params.insert("watch".into(), "true".into());
+        if let Some(name) = name {
+            let by_name = format!("metadata.name={name}");
+            let selector = match self.params.get("fieldSelector").filter(|s| !s.is_empty()) {
+                Some(given) => format!("{given},{by_name}"),
+                None => by_name,
+            };
+            self.params.insert("fieldSelector".into(), selector);
+        }
+    }
+
     /// A request with `method` on `path` and no body.
     pub fn new(method: &str, path: &str) -> Self {
         Self {
@@ -154,5 +182,47 @@ impl From<ApiError> for Response {
             error.code,
             serde_json::to_value(error.to_status()).unwrap_or_default(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolved(path: &str) -> (String, Option<String>, Option<String>) {
+        let mut request = Request::get(path);
+        request.resolve_legacy_watch();
+        let param = |name: &str| request.params.get(name).cloned();
+        (request.path.clone(), param("watch"), param("fieldSelector"))
+    }
+
+    #[test]
+    fn legacy_watch_paths_are_watches_of_their_collection() {
+        let watch = Some("true".to_string());
+        let by_name = |name: &str| Some(format!("metadata.name={name}"));
+        assert_eq!(
+            resolved("/api/v1/watch/namespaces/a/pods"),
+            ("/api/v1/namespaces/a/pods".into(), watch.clone(), None)
+        );
+        assert_eq!(
+            resolved("/apis/apps/v1/watch/namespaces/a/deployments/web"),
+            (
+                "/apis/apps/v1/namespaces/a/deployments".into(),
+                watch.clone(),
+                by_name("web")
+            )
+        );
+        assert_eq!(
+            resolved("/api/v1/watch/namespaces/a"),
+            ("/api/v1/namespaces".into(), watch.clone(), by_name("a"))
+        );
+        assert_eq!(
+            resolved("/apis/apps/v1/watch/deployments"),
+            ("/apis/apps/v1/deployments".into(), watch, None)
+        );
+        assert_eq!(
+            resolved("/api/v1/namespaces/a/pods"),
+            ("/api/v1/namespaces/a/pods".into(), None, None)
+        );
     }
 }

@@ -39,10 +39,11 @@ impl Subject<'_> {
     /// The `details` of a Status about this subject.
     pub fn details(&self) -> StatusDetails {
         StatusDetails {
-            name: Some(self.name.to_string()),
-            // `omitempty`: the core group is left out, as kube-apiserver leaves it out.
+            // `omitempty`, all three: the core group is left out, and an options object's
+            // empty name.
+            name: (!self.name.is_empty()).then(|| self.name.to_string()),
             group: (!self.group.is_empty()).then(|| self.group.to_string()),
-            kind: Some(self.resource.to_string()),
+            kind: (!self.resource.is_empty()).then(|| self.resource.to_string()),
             ..StatusDetails::default()
         }
     }
@@ -132,18 +133,33 @@ impl ApiError {
         }
     }
 
+    /// 409 Conflict of a server-side apply: its details carry the conflicts and nothing else
+    /// (apimachinery's `NewApplyConflict`).
+    pub fn apply_conflict(message: String, causes: Vec<StatusCause>) -> Self {
+        Self {
+            details: Some(Box::new(StatusDetails {
+                causes: Some(causes),
+                ..StatusDetails::default()
+            })),
+            ..Self::new(409, "Conflict", message)
+        }
+    }
+
     /// 422 Invalid: `<Kind> "<name>" is invalid: <field>: <detail>` with one cause per problem.
     pub fn invalid(kind: &str, subject: &Subject<'_>, causes: Vec<StatusCause>) -> Self {
-        let parts: Vec<String> = causes
-            .iter()
-            .map(|c| {
-                format!(
-                    "{}: {}",
-                    c.field.as_deref().unwrap_or_default(),
-                    c.message.as_deref().unwrap_or_default()
-                )
-            })
-            .collect();
+        // The message names each distinct problem once (`field.ErrorList.ToAggregate`); the
+        // causes keep them all.
+        let mut parts: Vec<String> = Vec::new();
+        for c in &causes {
+            let part = format!(
+                "{}: {}",
+                c.field.as_deref().unwrap_or_default(),
+                c.message.as_deref().unwrap_or_default()
+            );
+            if !parts.contains(&part) {
+                parts.push(part);
+            }
+        }
         let joined = if parts.len() == 1 {
             parts[0].clone()
         } else {
@@ -177,9 +193,7 @@ impl ApiError {
         let mut details = subject.details();
         details.causes = Some(vec![StatusCause {
             reason: Some("NamespaceTerminating".into()),
-            message: Some(format!(
-                "namespace {namespace} is currently being terminated"
-            )),
+            message: Some(format!("namespace {namespace} is being terminated")),
             field: Some("metadata.namespace".into()),
         }]);
         Self {
@@ -217,12 +231,15 @@ impl ApiError {
     }
 
     /// 405 MethodNotAllowed.
-    pub fn method_not_allowed(method: &str) -> Self {
-        Self::new(
-            405,
-            "MethodNotAllowed",
-            format!("the server does not allow this method on the requested resource ({method})"),
-        )
+    pub fn method_not_allowed() -> Self {
+        Self {
+            details: Some(Box::default()),
+            ..Self::new(
+                405,
+                "MethodNotAllowed",
+                "the server does not allow this method on the requested resource",
+            )
+        }
     }
 
     /// Attach `retryAfterSeconds` (also sent as a `Retry-After` header).

@@ -3,10 +3,13 @@
 //! NAME/AGE for the rest), and a custom resource's the columns its CRD declares
 //! (`additionalPrinterColumns`, evaluated as apiextensions-apiserver's table convertor does).
 
+use std::sync::LazyLock;
+
 use jsonpath_rust::JsonPath;
 use serde_json::{Value, json};
 
 use crate::registry::ResourceType;
+use crate::status::ApiError;
 use crate::{events, meta, selectors};
 
 /// Whether an `Accept` header asks for a Table.
@@ -15,6 +18,60 @@ pub fn wanted(accept: &str) -> bool {
         let params: Vec<&str> = part.split(';').map(str::trim).collect();
         params.contains(&"as=Table")
     })
+}
+
+/// What a Table row carries of its object (the `includeObject` parameter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Include {
+    /// Nothing.
+    None,
+    /// Its metadata, as a `PartialObjectMetadata` (the default).
+    Metadata,
+    /// The whole object.
+    Object,
+}
+
+impl Include {
+    /// The `includeObject` parameter's value.
+    ///
+    /// # Errors
+    /// 400 for a value other than `None`, `Metadata` and `Object`.
+    pub fn parse(value: Option<&str>) -> Result<Self, ApiError> {
+        match value {
+            None | Some("" | "Metadata") => Ok(Self::Metadata),
+            Some("None") => Ok(Self::None),
+            Some("Object") => Ok(Self::Object),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "unrecognized includeObject value: {other:?}"
+            ))),
+        }
+    }
+}
+
+/// Whether an `Accept` header asks for metadata only (`as=PartialObjectMetadata` or
+/// `as=PartialObjectMetadataList`, as client-go's metadata client does).
+pub fn metadata_wanted(accept: &str) -> bool {
+    accept.split(',').any(|part| {
+        part.split(';')
+            .map(str::trim)
+            .any(|p| p == "as=PartialObjectMetadata" || p == "as=PartialObjectMetadataList")
+    })
+}
+
+/// `object`'s metadata as a `PartialObjectMetadata`.
+fn partial_metadata(object: &Value) -> Value {
+    json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+        "metadata": object["metadata"]})
+}
+
+/// `body` (one object or a list) as `PartialObjectMetadata`, or a `PartialObjectMetadataList`.
+pub fn metadata_only(body: &Value) -> Value {
+    match body["items"].as_array() {
+        Some(items) => json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+            "metadata": body["metadata"],
+            "items": items.iter().map(partial_metadata).collect::<Vec<_>>()}),
+        None => partial_metadata(body),
+    }
 }
 
 /// How long ago `timestamp` (RFC 3339) was, as apimachinery's `duration.HumanDuration` prints
@@ -313,6 +370,268 @@ fn row(kind: &str, object: &Value) -> Value {
     table_row(row_cells, object)
 }
 
+/// The Table columns kube-apiserver's printers define for built-in kinds, recorded from a real
+/// server with the differential table (`table_columns.json`, by `<apiVersion> <Kind>`); found
+/// by group and kind, as a printer serves every version of its kind.
+fn recorded_columns(rt: &ResourceType) -> Option<&'static Vec<Value>> {
+    static COLUMNS: LazyLock<Vec<(String, String, Vec<Value>)>> = LazyLock::new(|| {
+        let file: Value = serde_json::from_str(include_str!("table_columns.json"))
+            .expect("table_columns.json is JSON");
+        file["columns"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(key, columns)| {
+                let (api_version, kind) = key.split_once(' ')?;
+                let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+                Some((
+                    group.to_string(),
+                    kind.to_string(),
+                    columns.as_array()?.clone(),
+                ))
+            })
+            .collect()
+    });
+    COLUMNS
+        .iter()
+        .find(|(group, kind, _)| *group == rt.group && *kind == rt.kind)
+        .map(|(_, _, columns)| columns)
+}
+
+/// Whether krt-sim computes a cell for each of the `columns` kube-apiserver defines for `kind`:
+/// only then are they its Table's columns (otherwise NAME, its [`columns`] and AGE are).
+fn prints_all(kind: &str, columns: &[Value]) -> bool {
+    let known = named_cells(kind, &json!({}));
+    columns
+        .iter()
+        .all(|c| known.iter().any(|(name, _)| c["name"] == *name))
+}
+
+/// Every cell krt-sim prints for `object` of `kind`, by column name: the name, the kind's
+/// columns ([`columns`], [`cells`]), its wide columns ([`wide_cells`]), and its age.
+fn named_cells(kind: &str, object: &Value) -> Vec<(&'static str, Value)> {
+    let mut named = vec![("Name", object["metadata"]["name"].clone())];
+    named.extend(
+        columns(kind)
+            .iter()
+            .map(|(name, _)| *name)
+            .zip(cells(kind, object)),
+    );
+    named.extend(wide_cells(kind, object));
+    named.push(("Age", json!(age(object))));
+    named.push((
+        "Created At",
+        object["metadata"]["creationTimestamp"].clone(),
+    ));
+    named
+}
+
+/// A list of strings joined by commas, or `<none>`.
+fn joined_or_none(items: Vec<String>) -> Value {
+    json!(if items.is_empty() {
+        "<none>".to_string()
+    } else {
+        items.join(",")
+    })
+}
+
+/// The names and images of a pod template's containers, and a selector, as the workload
+/// printers' wide columns show them.
+fn workload_cells(template: &Value, selector: String) -> Vec<(&'static str, Value)> {
+    let containers = template["spec"]["containers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let of = |field: &str| {
+        containers
+            .iter()
+            .map(|c| text(&c[field], ""))
+            .collect::<Vec<_>>()
+    };
+    vec![
+        ("Containers", json!(of("name").join(","))),
+        ("Images", json!(of("image").join(","))),
+        (
+            "Selector",
+            json!(if selector.is_empty() {
+                "<none>".to_string()
+            } else {
+                selector
+            }),
+        ),
+    ]
+}
+
+/// The cells of the columns the printers add beyond [`columns`]: wide ones (`-o wide`), and a
+/// Secret's type, a Job's duration, a Node's status, roles and version.
+fn wide_cells(kind: &str, o: &Value) -> Vec<(&'static str, Value)> {
+    let spec = &o["spec"];
+    let status = &o["status"];
+    let mut named = match kind {
+        "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet" | "Job" => workload_cells(
+            &spec["template"],
+            selectors::label_selector_string(&spec["selector"]),
+        ),
+        "ReplicationController" => {
+            let selector = spec["selector"]
+                .as_object()
+                .map_or_else(String::new, |labels| {
+                    let mut pairs: Vec<String> = labels
+                        .iter()
+                        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                        .collect();
+                    pairs.sort();
+                    pairs.join(",")
+                });
+            workload_cells(&spec["template"], selector)
+        }
+        "Pod" => {
+            let gates = spec["readinessGates"].as_array().map_or(0, Vec::len);
+            let ready_gates = status["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|c| {
+                    c["status"] == "True"
+                        && spec["readinessGates"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .any(|g| g["conditionType"] == c["type"])
+                })
+                .count();
+            vec![
+                ("IP", json!(text(&status["podIP"], "<none>"))),
+                ("Node", json!(text(&spec["nodeName"], "<none>"))),
+                (
+                    "Nominated Node",
+                    json!(text(&status["nominatedNodeName"], "<none>")),
+                ),
+                (
+                    "Readiness Gates",
+                    json!(if gates == 0 {
+                        "<none>".to_string()
+                    } else {
+                        format!("{ready_gates}/{gates}")
+                    }),
+                ),
+            ]
+        }
+        "Service" => {
+            let mut pairs: Vec<String> = spec["selector"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                .collect();
+            pairs.sort();
+            vec![("Selector", joined_or_none(pairs))]
+        }
+        "Secret" => vec![("Type", json!(text(&o["type"], "")))],
+        "Node" => node_cells(o),
+        "RoleBinding" | "ClusterRoleBinding" => {
+            let subjects = o["subjects"].as_array().cloned().unwrap_or_default();
+            let of = |kind: &str| {
+                let names: Vec<String> = subjects
+                    .iter()
+                    .filter(|s| s["kind"] == kind)
+                    .map(|s| match kind {
+                        "ServiceAccount" => {
+                            format!("{}/{}", text(&s["namespace"], ""), text(&s["name"], ""))
+                        }
+                        _ => text(&s["name"], ""),
+                    })
+                    .collect();
+                json!(names.join(", "))
+            };
+            vec![
+                ("Users", of("User")),
+                ("Groups", of("Group")),
+                ("ServiceAccounts", of("ServiceAccount")),
+            ]
+        }
+        _ => Vec::new(),
+    };
+    if kind == "Job" {
+        named.push(("Duration", job_duration(status)));
+    }
+    named
+}
+
+/// How long a Job ran (to its completion, or until now), empty before it starts.
+fn job_duration(status: &Value) -> Value {
+    let Some(start) = status["startTime"].as_str().and_then(meta::parse_rfc3339) else {
+        return json!("");
+    };
+    let end = status["completionTime"]
+        .as_str()
+        .and_then(meta::parse_rfc3339)
+        .unwrap_or_else(meta::now_secs);
+    json!(human_duration(end - start))
+}
+
+/// A Node's printer cells: status (its Ready condition, and whether it is cordoned), roles,
+/// kubelet version, addresses and system information.
+fn node_cells(o: &Value) -> Vec<(&'static str, Value)> {
+    let status = &o["status"];
+    let mut state: Vec<String> = status["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["type"] == "Ready")
+        .map(|c| match c["status"] == "True" {
+            true => "Ready".to_string(),
+            false => "NotReady".to_string(),
+        })
+        .take(1)
+        .collect();
+    if state.is_empty() {
+        state.push("Unknown".into());
+    }
+    if o["spec"]["unschedulable"] == true {
+        state.push("SchedulingDisabled".into());
+    }
+    let mut roles: Vec<String> = o["metadata"]["labels"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(
+            |(key, value)| match key.strip_prefix("node-role.kubernetes.io/") {
+                Some(role) if !role.is_empty() => Some(role.to_string()),
+                _ if key == "kubernetes.io/role" => value.as_str().map(str::to_string),
+                _ => None,
+            },
+        )
+        .collect();
+    roles.sort();
+    let address = |kind: &str| {
+        status["addresses"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|a| a["type"] == kind)
+            .map_or_else(|| "<none>".to_string(), |a| text(&a["address"], "<none>"))
+    };
+    let info = &status["nodeInfo"];
+    let known = |v: &Value| match v.as_str() {
+        Some(s) if !s.is_empty() => s.to_string(),
+        _ => "<unknown>".to_string(),
+    };
+    vec![
+        ("Status", json!(state.join(","))),
+        ("Roles", joined_or_none(roles)),
+        ("Version", json!(text(&info["kubeletVersion"], ""))),
+        ("Internal-IP", json!(address("InternalIP"))),
+        ("External-IP", json!(address("ExternalIP"))),
+        ("OS-Image", json!(known(&info["osImage"]))),
+        ("Kernel-Version", json!(known(&info["kernelVersion"]))),
+        (
+            "Container-Runtime",
+            json!(known(&info["containerRuntimeVersion"])),
+        ),
+    ]
+}
+
 /// What the Name column says of itself (`ObjectMeta.name`'s description).
 const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 
@@ -381,14 +700,7 @@ fn custom_cell(column: &Value, object: &Value) -> Value {
 
 /// The Table row of `object`: its cells and its metadata as a `PartialObjectMetadata`.
 fn table_row(cells: Vec<Value>, object: &Value) -> Value {
-    json!({
-        "cells": cells,
-        "object": {
-            "kind": "PartialObjectMetadata",
-            "apiVersion": "meta.k8s.io/v1",
-            "metadata": object["metadata"],
-        },
-    })
+    json!({"cells": cells, "object": partial_metadata(object)})
 }
 
 /// The Event printer's columns (kube-apiserver's `printEvent`): name, type, priority,
@@ -511,7 +823,7 @@ fn event_cells(object: &Value) -> Vec<Value> {
 
 /// `body` (one object or a list) as a `meta.k8s.io/v1` Table: a custom resource by its CRD's
 /// printer columns, a built-in kind by kube-apiserver's printer for it.
-pub fn convert(rt: &ResourceType, body: &Value) -> Value {
+pub fn convert(rt: &ResourceType, body: &Value, include: Include) -> Value {
     let objects: Vec<&Value> = match body["items"].as_array() {
         Some(items) => items.iter().collect(),
         None => vec![body],
@@ -542,18 +854,36 @@ pub fn convert(rt: &ResourceType, body: &Value) -> Value {
             .map(|o| table_row(event_cells(o), o))
             .collect();
         (definitions, rows)
+    } else if let Some(definitions) = recorded_columns(rt).filter(|d| prints_all(&rt.kind, d)) {
+        let rows = objects
+            .iter()
+            .map(|o| {
+                let known = named_cells(&rt.kind, o);
+                let cells = definitions
+                    .iter()
+                    .map(|d| {
+                        known
+                            .iter()
+                            .find(|(name, _)| d["name"] == *name)
+                            .map_or(Value::Null, |(_, cell)| cell.clone())
+                    })
+                    .collect();
+                table_row(cells, o)
+            })
+            .collect();
+        (definitions.clone(), rows)
     } else {
         let kind = rt.kind.as_str();
         let mut definitions = vec![name_column()];
         definitions.extend(columns(kind).iter().map(
             |(name, ty)| json!({"name": name, "type": ty, "format": "", "description": name, "priority": 0}),
         ));
-        let (last, format) = if created_at(kind) {
+        let (last, last_type) = if created_at(kind) {
             ("Created At", "date")
         } else {
-            ("Age", "")
+            ("Age", "string")
         };
-        definitions.push(json!({"name": last, "type": "string", "format": format,
+        definitions.push(json!({"name": last, "type": last_type, "format": "",
             "description": CREATED_DESCRIPTION, "priority": 0}));
         let rows = objects.iter().map(|o| row(kind, o)).collect();
         (definitions, rows)
@@ -563,6 +893,19 @@ pub fn convert(rt: &ResourceType, body: &Value) -> Value {
     } else {
         json!({"resourceVersion": body["metadata"]["resourceVersion"]})
     };
+    let mut rows = rows;
+    match include {
+        Include::Metadata => {}
+        Include::None => rows.iter_mut().for_each(|row| row["object"] = Value::Null),
+        Include::Object => {
+            for (row, object) in rows.iter_mut().zip(&objects) {
+                let mut object = (*object).clone();
+                object["apiVersion"] = json!(rt.api_version());
+                object["kind"] = json!(rt.kind);
+                row["object"] = object;
+            }
+        }
+    }
     json!({
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
@@ -587,14 +930,26 @@ mod tests {
             "metadata": {"name": "web", "creationTimestamp": meta::now()},
             "spec": {"replicas": 3},
             "status": {"readyReplicas": 2, "updatedReplicas": 3, "availableReplicas": 2}}]});
-        let table = convert(&rt, &list);
+        let table = convert(&rt, &list, Include::Metadata);
         let names: Vec<&str> = table["columnDefinitions"]
             .as_array()
             .unwrap()
             .iter()
             .map(|c| c["name"].as_str().unwrap())
             .collect();
-        assert_eq!(names, ["Name", "Ready", "Up-to-date", "Available", "Age"]);
+        assert_eq!(
+            names,
+            [
+                "Name",
+                "Ready",
+                "Up-to-date",
+                "Available",
+                "Age",
+                "Containers",
+                "Images",
+                "Selector"
+            ]
+        );
         let cells = &table["rows"][0]["cells"];
         assert_eq!(cells[0], "web");
         assert_eq!(cells[1], "2/3");
@@ -619,17 +974,32 @@ mod tests {
         };
         let created = "2025-01-01T00:00:00Z";
         let role = json!({"metadata": {"name": "reader", "creationTimestamp": created}});
-        let table = convert(&find("rbac.authorization.k8s.io", "Role"), &role);
+        let table = convert(
+            &find("rbac.authorization.k8s.io", "Role"),
+            &role,
+            Include::Metadata,
+        );
         assert_eq!(names(&table), ["Name", "Created At"]);
         assert_eq!(table["rows"][0]["cells"], json!(["reader", created]));
         let binding = json!({"metadata": {"name": "b", "creationTimestamp": meta::now()},
             "roleRef": {"kind": "Role", "name": "reader"}});
-        let table = convert(&find("rbac.authorization.k8s.io", "RoleBinding"), &binding);
-        assert_eq!(names(&table), ["Name", "Role", "Age"]);
+        let table = convert(
+            &find("rbac.authorization.k8s.io", "RoleBinding"),
+            &binding,
+            Include::Metadata,
+        );
+        assert_eq!(
+            names(&table),
+            ["Name", "Role", "Age", "Users", "Groups", "ServiceAccounts"]
+        );
         assert_eq!(table["rows"][0]["cells"][1], "Role/reader");
         let pdb = json!({"metadata": {"name": "p", "creationTimestamp": meta::now()},
             "spec": {"minAvailable": 1}, "status": {"disruptionsAllowed": 2}});
-        let table = convert(&find("policy", "PodDisruptionBudget"), &pdb);
+        let table = convert(
+            &find("policy", "PodDisruptionBudget"),
+            &pdb,
+            Include::Metadata,
+        );
         assert_eq!(
             table["rows"][0]["cells"].as_array().unwrap()[1..4],
             [json!("1"), json!("N/A"), json!(2)]
@@ -652,7 +1022,7 @@ mod tests {
             "spec": {"size": 3.0, "ratio": 2, "on": true},
             "status": {"since": "2000-01-01T00:00:00Z", "conditions": [
                 {"type": "Synced", "status": "False"}, {"type": "Ready", "status": "True"}]}});
-        let table = convert(&types[0], &widget);
+        let table = convert(&types[0], &widget, Include::Metadata);
         let definitions = table["columnDefinitions"].as_array().unwrap();
         assert_eq!(definitions.len(), 7);
         assert_eq!(definitions[2]["priority"], 1);
@@ -668,7 +1038,7 @@ mod tests {
         );
         assert!(cells[5].as_str().unwrap().ends_with('y'), "{}", cells[5]);
         assert_eq!(cells[6], Value::Null);
-        let table = convert(&types[1], &widget);
+        let table = convert(&types[1], &widget, Include::Metadata);
         assert_eq!(table["columnDefinitions"][1]["name"], "Age");
         assert_eq!(table["columnDefinitions"][1]["type"], "date");
         assert_eq!(

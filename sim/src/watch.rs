@@ -169,7 +169,7 @@ impl Watch {
 
     fn event(&self, kind: &str, object: &Value) -> Value {
         if self.table {
-            json!({"type": kind, "object": table::convert(&self.rt, object)})
+            json!({"type": kind, "object": table::convert(&self.rt, object, table::Include::Metadata)})
         } else {
             json!({"type": kind, "object": (self.present)(object)})
         }

@@ -37,7 +37,8 @@ impl KindSample {
 /// The namespace of the table's namespaced objects (the first row creates it).
 pub const NAMESPACE: &str = "idem";
 
-/// One manifest per kind krt-sim serves for writing (each at its recommended version).
+/// One manifest per kind krt-sim serves for writing: at its group's preferred version, or, for a
+/// kind only an alpha or beta version serves (ClusterTrustBundle, PodGroup), at that version.
 pub const KINDS: &[KindSample] = &[
     KindSample {
         api_version: "v1",
@@ -1227,6 +1228,117 @@ kind: StorageVersion
 metadata:
   name: apps.deployments
 spec: {}
+"#,
+    },
+    KindSample {
+        api_version: "certificates.k8s.io/v1beta1",
+        kind: "ClusterTrustBundle",
+        plural: "clustertrustbundles",
+        namespaced: false,
+        yaml: r#"apiVersion: certificates.k8s.io/v1beta1
+kind: ClusterTrustBundle
+metadata:
+  name: idem-roots
+spec:
+  trustBundle: |
+    -----BEGIN CERTIFICATE-----
+    MIIBjzCCATWgAwIBAgIUJH+xFx24UXtS7kmusDInUNMXThIwCgYIKoZIzj0EAwIw
+    FDESMBAGA1UEAwwJaWRlbS1yb290MCAXDTI2MTIwNDIwMjU0MloYDzIxMjYxMTEw
+    MjAyNTQyWjAUMRIwEAYDVQQDDAlpZGVtLXJvb3QwWTATBgcqhkjOPQIBBggqhkjO
+    PQMBBwNCAARvV27qfn6dSfhouvJMh61Ijqo4wiy+5vl0Yff6148covy9t910qtOo
+    lYNtLs4pCR9KikFnLrSXvp8z3Wyu/GNyo2MwYTAdBgNVHQ4EFgQUC4zYHth4dmUP
+    pYf1ntCSKfHo9+EwHwYDVR0jBBgwFoAUC4zYHth4dmUPpYf1ntCSKfHo9+EwDwYD
+    VR0TAQH/BAUwAwEB/zAOBgNVHQ8BAf8EBAMCAgQwCgYIKoZIzj0EAwIDSAAwRQIg
+    AbXmqkNKD0QHm8/ZI3LWKHLy80c6QN/DSLDujRrqxscCIQChHiCjTD36JGATi3Lp
+    +s0GFDzDqt9dHjEU6XMyz8Fy1Q==
+    -----END CERTIFICATE-----
+"#,
+    },
+    KindSample {
+        api_version: "coordination.k8s.io/v1beta1",
+        kind: "LeaseCandidate",
+        plural: "leasecandidates",
+        namespaced: true,
+        yaml: r#"apiVersion: coordination.k8s.io/v1beta1
+kind: LeaseCandidate
+metadata:
+  name: leader-a
+  namespace: idem
+spec:
+  leaseName: leader
+  binaryVersion: 1.36.0
+  emulationVersion: 1.36.0
+  strategy: OldestEmulationVersion
+"#,
+    },
+    KindSample {
+        api_version: "scheduling.k8s.io/v1alpha2",
+        kind: "Workload",
+        plural: "workloads",
+        namespaced: true,
+        yaml: r#"apiVersion: scheduling.k8s.io/v1alpha2
+kind: Workload
+metadata:
+  name: training
+  namespace: idem
+spec:
+  podGroupTemplates:
+  - name: workers
+    schedulingPolicy:
+      gang:
+        minCount: 4
+"#,
+    },
+    KindSample {
+        api_version: "scheduling.k8s.io/v1alpha2",
+        kind: "PodGroup",
+        plural: "podgroups",
+        namespaced: true,
+        yaml: r#"apiVersion: scheduling.k8s.io/v1alpha2
+kind: PodGroup
+metadata:
+  name: training-workers
+  namespace: idem
+spec:
+  podGroupTemplateRef:
+    workload:
+      workloadName: training
+      podGroupTemplateName: workers
+  schedulingPolicy:
+    gang:
+      minCount: 4
+"#,
+    },
+    KindSample {
+        api_version: "resource.k8s.io/v1beta2",
+        kind: "DeviceTaintRule",
+        plural: "devicetaintrules",
+        namespaced: false,
+        yaml: r#"apiVersion: resource.k8s.io/v1beta2
+kind: DeviceTaintRule
+metadata:
+  name: idem-maintenance
+spec:
+  deviceSelector:
+    driver: gpu.idem.example.com
+    pool: edge-1
+  taint:
+    key: example.com/maintenance
+    value: planned
+    effect: NoSchedule
+"#,
+    },
+    KindSample {
+        api_version: "resource.k8s.io/v1alpha3",
+        kind: "ResourcePoolStatusRequest",
+        plural: "resourcepoolstatusrequests",
+        namespaced: false,
+        yaml: r#"apiVersion: resource.k8s.io/v1alpha3
+kind: ResourcePoolStatusRequest
+metadata:
+  name: idem-gpus
+spec:
+  driver: gpu.idem.example.com
 "#,
     },
 ];

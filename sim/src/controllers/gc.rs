@@ -91,6 +91,10 @@ fn finalize_namespace(state: &mut State, key: &Key) {
     }
     let contents = state.keys_in_namespace(&key.name);
     if contents.is_empty() {
+        if let Some(failing) = unavailable_api_service(state) {
+            discovery_failed(state, key, &failing);
+            return;
+        }
         if let Some(mut ns) = state.get(key).cloned() {
             ns["spec"]["finalizers"] = json!([]);
             if lifecycle::ready_to_remove(&ns) {
@@ -104,6 +108,49 @@ fn finalize_namespace(state: &mut State, key: &Key) {
             lifecycle::delete(state, k);
         }
     }
+}
+
+/// The group version of an APIService served by another server: krt-sim proxies to none, so
+/// its discovery fails, as kube-aggregator's does for a server it cannot reach.
+fn unavailable_api_service(state: &State) -> Option<String> {
+    state
+        .list("apiregistration.k8s.io", "apiservices", None)
+        .into_iter()
+        .find(|(_, service)| service["spec"]["service"].is_object())
+        .map(|(_, service)| {
+            let spec = &service["spec"];
+            format!(
+                "{}/{}",
+                spec["group"].as_str().unwrap_or_default(),
+                spec["version"].as_str().unwrap_or_default()
+            )
+        })
+}
+
+/// A namespace whose contents are gone but whose deletion cannot be confirmed: kube's namespace
+/// controller keeps its `kubernetes` finalizer while discovery fails for some group (an
+/// unavailable APIService), and says so in a condition.
+fn discovery_failed(state: &mut State, key: &Key, group_version: &str) {
+    let Some(mut ns) = state.get(key).cloned() else {
+        return;
+    };
+    let message = format!(
+        "Discovery failed for some groups, 1 failing: unable to retrieve the complete list of \
+         server APIs: {group_version}: stale GroupVersion discovery: {group_version}"
+    );
+    let condition = json!({"type": "NamespaceDeletionDiscoveryFailure", "status": "True",
+        "reason": "DiscoveryFailed", "message": message});
+    let conditions = &ns["status"]["conditions"];
+    if conditions
+        .as_array()
+        .is_some_and(|c| c.iter().any(|c| c["message"] == condition["message"]))
+    {
+        return;
+    }
+    let mut condition = condition;
+    condition["lastTransitionTime"] = json!(meta::now());
+    ns["status"]["conditions"] = json!([condition]);
+    state.put(key.clone(), ns);
 }
 
 #[cfg(test)]

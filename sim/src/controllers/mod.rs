@@ -13,6 +13,7 @@ mod gc;
 mod infra;
 mod namespace_defaults;
 mod nodes;
+mod pod_groups;
 mod service_cidrs;
 mod volumes;
 mod workloads;
@@ -38,6 +39,7 @@ pub fn reconcile(state: &mut State) {
     aggregation::reconcile(state);
     namespace_defaults::reconcile(state);
     nodes::reconcile(state);
+    pod_groups::reconcile(state);
     service_cidrs::reconcile(state);
 }
 

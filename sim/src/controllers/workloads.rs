@@ -186,6 +186,7 @@ fn scale_pods(
     count: usize,
     extra_labels: &Value,
     name_of: impl Fn(usize) -> String,
+    generated: bool,
 ) {
     let ns = owner["metadata"]["namespace"]
         .as_str()
@@ -200,7 +201,14 @@ fn scale_pods(
             .map(&name_of)
             .find(|n| !pods.iter().any(|k| k.name == *n))
             .expect("a free name");
-        let pod = pod_from_template(&owner["spec"]["template"], &ns, &name, owner, extra_labels);
+        let mut pod =
+            pod_from_template(&owner["spec"]["template"], &ns, &name, owner, extra_labels);
+        if generated {
+            pod["metadata"]["generateName"] = json!(format!(
+                "{}-",
+                owner["metadata"]["name"].as_str().unwrap_or_default()
+            ));
+        }
         state.put(Key::of("", "pods", &ns, &name), pod);
         report_pod(state, owner, &name, true);
     } else if pods.len() > count
@@ -246,9 +254,14 @@ pub fn reconcile(state: &mut State) {
             .as_str()
             .unwrap_or_default()
             .to_string();
-        scale_pods(state, &rs, replicas(&rs), &hash, |_| {
-            format!("{name}-{}", meta::name_suffix())
-        });
+        scale_pods(
+            state,
+            &rs,
+            replicas(&rs),
+            &hash,
+            |_| format!("{name}-{}", meta::name_suffix()),
+            true,
+        );
         let (count, ready) = pod_counts(state, &rs);
         let status = json!({"replicas": count, "fullyLabeledReplicas": count, "readyReplicas": ready,
             "availableReplicas": ready, "observedGeneration": rs["metadata"]["generation"]});
@@ -266,6 +279,7 @@ pub fn reconcile(state: &mut State) {
             replicas(&sts),
             &json!({"controller-revision-hash": revision}),
             |i| format!("{name}-{i}"),
+            false,
         );
         let (count, ready) = pod_counts(state, &sts);
         let status = json!({"replicas": count, "readyReplicas": ready, "currentReplicas": count,
@@ -280,9 +294,14 @@ pub fn reconcile(state: &mut State) {
             .to_string();
         // One Pod on each node: the worker, when there is one.
         let nodes = usize::from(state.has_worker());
-        scale_pods(state, &ds, nodes, &json!({}), |_| {
-            format!("{name}-{}", meta::name_suffix())
-        });
+        scale_pods(
+            state,
+            &ds,
+            nodes,
+            &json!({}),
+            |_| format!("{name}-{}", meta::name_suffix()),
+            true,
+        );
         let (count, ready) = pod_counts(state, &ds);
         let status = json!({"desiredNumberScheduled": nodes, "currentNumberScheduled": count, "updatedNumberScheduled": count,
             "numberReady": ready, "numberAvailable": ready, "numberMisscheduled": 0,
@@ -482,13 +501,14 @@ fn job(state: &mut State, k: &Key, job: &Value) {
     if pods.is_empty() {
         let labels = json!({"batch.kubernetes.io/job-name": name, "job-name": name});
         let pod_name = format!("{name}-{}", meta::name_suffix());
-        let pod = pod_from_template(
+        let mut pod = pod_from_template(
             &job["spec"]["template"],
             &k.namespace,
             &pod_name,
             job,
             &labels,
         );
+        pod["metadata"]["generateName"] = json!(format!("{name}-"));
         state.put(Key::of("", "pods", &k.namespace, &pod_name), pod);
         report_pod(state, job, &pod_name, true);
     }

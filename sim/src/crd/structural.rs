@@ -325,6 +325,15 @@ impl<'a> Node<'a> {
             }
         }
         if let Some(s) = value.as_str() {
+            if let Some(pattern) = self.0["pattern"].as_str()
+                && regex::Regex::new(pattern).is_ok_and(|re| !re.is_match(s))
+            {
+                out.push(cause(
+                    "FieldValueInvalid",
+                    path,
+                    format!("Invalid value: {s:?}: {path} in body should match '{pattern}'"),
+                ));
+            }
             let chars = s.chars().count() as u64;
             if let Some(max) = self.0["maxLength"].as_u64()
                 && chars > max

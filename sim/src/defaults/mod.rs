@@ -39,6 +39,28 @@ fn template(spec: &mut Value) {
     }
 }
 
+/// A Container item's defaults (`SetDefaults_LimitRangeItem`): the default limit is the
+/// maximum, and the default request the default limit, else the minimum.
+fn limit_range_container(item: &mut Value) {
+    let fill = |item: &mut Value, into: &str, from: &str| {
+        let source: Vec<(String, Value)> = item[from]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for (name, value) in source {
+            if !item[into].is_object() {
+                item[into] = json!({});
+            }
+            default(&mut item[into], &name, value);
+        }
+    };
+    fill(item, "default", "max");
+    fill(item, "defaultRequest", "default");
+    fill(item, "defaultRequest", "min");
+}
+
 /// `rollingUpdate` defaults of a Deployment's `strategy` or a DaemonSet's `updateStrategy`.
 fn rolling_update(strategy: &mut Value, max_unavailable: Value, max_surge: Value) {
     default(strategy, "type", json!("RollingUpdate"));
@@ -336,7 +358,8 @@ fn initial_status(kind: &str) -> Option<Value> {
 /// What the admission plugins and the kind's registry add after the defaults, once the field
 /// manager has recorded who owns what (so nobody owns it, as with kube-apiserver): a new
 /// Namespace's `kubernetes` finalizer, a new Node's not-ready taint, a new Pod's service account token, priority and
-/// tolerations, a new claim's default StorageClass and the pv/pvc/vac-protection finalizers, a
+/// tolerations, a new claim's default StorageClass and the pv/pvc/vac/podgroup-protection
+/// finalizers, a
 /// Service's allocated cluster IP and node ports; and the zero values a core
 /// Event's Go type serializes (its times as `null`, its reporting fields as `""`), which equal
 /// the kind's zero value and so are nobody's either.
@@ -361,6 +384,9 @@ pub fn admit(rt: &ResourceType, object: &mut Value, live: Option<&Value>, state:
         }
         (false, "VolumeAttributesClass", None) => {
             lifecycle::add_finalizer(object, lifecycle::VAC_PROTECTION);
+        }
+        (false, "PodGroup", None) => {
+            lifecycle::add_finalizer(object, lifecycle::PODGROUP_PROTECTION);
         }
         (false, "PersistentVolumeClaim", None) => {
             lifecycle::add_finalizer(object, lifecycle::PVC_PROTECTION);
@@ -453,6 +479,40 @@ pub fn apply(rt: &ResourceType, object: &mut Value, live: Option<&Value>) {
                 if let Some(host_path) = spec.get_mut("hostPath").filter(|h| h.is_object()) {
                     default(host_path, "type", json!(""));
                 }
+            }
+        }
+        "LimitRange" => {
+            for item in object
+                .pointer_mut("/spec/limits")
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+                .filter(|item| item["type"] == "Container")
+            {
+                limit_range_container(item);
+            }
+        }
+        "ResourcePoolStatusRequest" => {
+            if let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) {
+                default(spec, "limit", json!(100));
+            }
+        }
+        "PodGroup" => {
+            if let Some(spec) = object.get_mut("spec").filter(|s| s.is_object()) {
+                default(spec, "disruptionMode", json!("Pod"));
+            }
+        }
+        // The registry stamps a taint's time when the rule is written without one.
+        "DeviceTaintRule" => {
+            let stored = live
+                .and_then(|l| l.pointer("/spec/taint/timeAdded"))
+                .cloned();
+            if let Some(taint) = object.pointer_mut("/spec/taint").filter(|t| t.is_object()) {
+                default(
+                    taint,
+                    "timeAdded",
+                    stored.unwrap_or_else(|| json!(crate::meta::now())),
+                );
             }
         }
         "ResourceClaim" if rt.group == "resource.k8s.io" => {

@@ -1,12 +1,16 @@
 //! Routing of API requests: discovery and OpenAPI documents, and every object path to the
 //! read, write and delete handlers (or, for watches, to a [`Watch`] cursor).
 
+mod components;
 mod delete;
 mod read;
 mod review;
 mod scale;
 mod target;
 mod write;
+
+#[cfg(feature = "server")]
+pub(crate) use write::record_answered_create;
 
 use std::sync::Arc;
 
@@ -239,13 +243,17 @@ fn object(
             .iter()
             .any(|v| v == verb(&request.method, named))
     {
-        return Err(ApiError::method_not_allowed(&request.method));
+        return Err(ApiError::method_not_allowed());
     }
     match target.rt.group.as_str() {
         // TokenReview and SelfSubjectReview are the authenticator's, answered by the server.
         "authentication.k8s.io" => return Err(not_found()),
         review::GROUP if request.method == "POST" && !named => {
             return review::create(store, target, request);
+        }
+        "" if target.rt.kind == "ComponentStatus" && !flag(params, "watch") => {
+            let (code, body) = components::get(store, target)?;
+            return Ok(Response::json(code, body));
         }
         _ => {}
     }
@@ -259,7 +267,7 @@ fn object(
             "GET" => scale::get(store, target)?,
             "PUT" => scale::update(store, target, ctx, &request.body)?,
             "PATCH" => scale::patch(store, target, ctx, patch_type, &request.body)?,
-            m => return Err(ApiError::method_not_allowed(m)),
+            _ => return Err(ApiError::method_not_allowed()),
         };
         return Ok(Response {
             warnings: ctx.decoding.take_warnings(),
@@ -279,12 +287,15 @@ fn object(
         ("PATCH", true) => write::patch(store, target, ctx, patch_type, &request.body)?,
         ("DELETE", true) => delete::delete(store, target, ctx, params, &request.body)?,
         ("DELETE", false) => delete::delete_collection(store, target, ctx, params)?,
-        (m, _) => return Err(ApiError::method_not_allowed(m)),
+        _ => return Err(ApiError::method_not_allowed()),
     };
-    let body = if request.method == "GET" && table::wanted(&request.accept) {
-        table::convert(&target.rt, &body)
-    } else {
-        body
+    let body = match request.method.as_str() {
+        "GET" if table::wanted(&request.accept) => {
+            let include = table::Include::parse(params.get("includeObject").map(String::as_str))?;
+            table::convert(&target.rt, &body, include)
+        }
+        "GET" if table::metadata_wanted(&request.accept) => table::metadata_only(&body),
+        _ => body,
     };
     Ok(Response {
         warnings: ctx.decoding.take_warnings(),
@@ -314,7 +325,7 @@ fn start_watch(store: &Arc<Store>, request: &Request) -> Result<Watch, ApiError>
         _ => return Err(not_found()),
     };
     if !target.rt.verbs.iter().any(|v| v == "watch") {
-        return Err(ApiError::method_not_allowed(&request.method));
+        return Err(ApiError::method_not_allowed());
     }
     let filter = read::filter(&target.rt, &request.params)?;
     Watch::start(

@@ -70,7 +70,16 @@ fn invalid(kind: &str, errors: Errors) -> Result<(), ApiError> {
         resource: "",
         name: "",
     };
-    Err(ApiError::invalid(kind, &subject, errors.0))
+    // kube-apiserver names no kind, in the message or the details: its internal review
+    // object carries none (`.authorization.k8s.io "" is invalid`).
+    let mut error = ApiError::invalid(kind, &subject, errors.0);
+    error.message = error
+        .message
+        .replacen(&format!("{kind}.{GROUP}"), &format!(".{GROUP}"), 1);
+    if let Some(details) = error.details.as_mut() {
+        details.kind = None;
+    }
+    Err(error)
 }
 
 /// kube's `ValidateSelfSubjectAccessReviewSpec`: exactly one of the attribute kinds.
@@ -162,8 +171,11 @@ pub(super) fn create(
         if namespace.is_empty() {
             return Err(ApiError::bad_request("no namespace on request"));
         }
-        review["status"] = rules_status(&caller, &state, namespace);
-        return Ok(Response::json(201, review));
+        // The registry answers with a new review: its spec and metadata are not the request's.
+        let answer = json!({"apiVersion": review["apiVersion"], "kind": kind,
+            "metadata": {"creationTimestamp": null}, "spec": {},
+            "status": rules_status(&caller, &state, namespace)});
+        return Ok(Response::json(201, answer));
     }
     // An absent spec decodes as Go's zero value, which validation then refuses.
     let given = match &review["spec"] {
@@ -224,6 +236,7 @@ pub(super) fn create(
         }
     }
     invalid(kind, errors)?;
+    super::write::record_answered_create(request, &target.rt, &mut review)?;
     let decision = rbac::authorize(&state, &user, &attributes_of(&spec));
     review["status"] = decision_status(decision);
     Ok(Response::json(201, review))

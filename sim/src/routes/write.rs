@@ -93,6 +93,7 @@ fn schema_of(state: &State, rt: &ResourceType) -> Schema {
         .flatten();
     Schema::new(&rt.api_version(), &rt.kind, rt.custom)
         .with_status_subresource(rt.status_subresource)
+        .with_status_metadata(rt.status_metadata.written_fields())
         .with_structural(structural)
 }
 
@@ -347,6 +348,13 @@ pub fn patch(
         let live = state.get(&key).cloned();
         return server_side_apply(&mut state, target, &key, live, ctx, &config);
     }
+    if ctx.force {
+        return Err(patch_options_invalid(
+            "FieldValueForbidden",
+            "force",
+            "Forbidden: may not be specified for non-apply patch",
+        ));
+    }
     let mut state = store.lock();
     let live = read::existing(&state, target, &key)?;
     let mut object = live.clone();
@@ -382,22 +390,52 @@ pub fn patch(
     replace(&mut state, target, &key, &live, object, ctx)
 }
 
+/// Records the fields of `object`, created by `request` and answered without being stored (an
+/// access or token review), as its manager's: kube-apiserver's create handler runs its field manager on
+/// every create.
+///
+/// # Errors
+/// 400 for an unknown `dryRun` value.
+pub(crate) fn record_answered_create(
+    request: &crate::request::Request,
+    rt: &ResourceType,
+    object: &mut Value,
+) -> Result<(), ApiError> {
+    let ctx = WriteContext::new(&request.params, &request.user_agent)?;
+    let api_version = rt.api_version();
+    let writer = ctx.writer(&api_version, None);
+    let schema = Schema::new(&api_version, &rt.kind, false);
+    // The request is what was written: the answer's status is the registry's.
+    let status = object.as_object_mut().and_then(|o| o.remove("status"));
+    ssa::record_update(None, object, &schema, &writer);
+    if let Some(status) = status {
+        object["status"] = status;
+    }
+    Ok(())
+}
+
+/// 422 Invalid for the request's `PatchOptions` (its query), with one cause.
+fn patch_options_invalid(reason: &'static str, field: &str, message: &str) -> ApiError {
+    let subject = Subject {
+        group: "meta.k8s.io",
+        resource: "",
+        name: "",
+    };
+    ApiError::invalid(
+        "PatchOptions",
+        &subject,
+        vec![crate::status::cause(reason, field, message)],
+    )
+}
+
 /// The configuration an apply request sends, checked as far as it can be without the live
 /// object (done before taking the store's lock).
 fn apply_config(target: &Target, ctx: &WriteContext, body: &[u8]) -> Result<Value, ApiError> {
     if !ctx.explicit_manager {
-        return Err(ApiError::invalid(
-            "PatchOptions",
-            &Subject {
-                group: "meta.k8s.io",
-                resource: "",
-                name: "",
-            },
-            vec![crate::status::cause(
-                "FieldValueRequired",
-                "fieldManager",
-                "Required value: is required for apply patch",
-            )],
+        return Err(patch_options_invalid(
+            "FieldValueRequired",
+            "fieldManager",
+            "Required value: is required for apply patch",
         ));
     }
     let mut config = typed_body(target, ctx, body, Source::Apply)?;
@@ -447,8 +485,7 @@ fn server_side_apply(
     }
     let config = &config;
     let conflict = |conflicts: Vec<ssa::Conflict>| {
-        ApiError::conflict(
-            &target.subject(),
+        ApiError::apply_conflict(
             ssa::conflict_message(&conflicts),
             ssa::conflict_causes(&conflicts),
         )
@@ -567,6 +604,16 @@ fn commit(
                 let mut only_status = live.clone();
                 only_status["metadata"]["managedFields"] =
                     object["metadata"]["managedFields"].clone();
+                for field in rt.status_metadata.written_fields() {
+                    match object["metadata"].get(*field) {
+                        Some(v) => only_status["metadata"][*field] = v.clone(),
+                        None => {
+                            if let Some(m) = only_status["metadata"].as_object_mut() {
+                                m.remove(*field);
+                            }
+                        }
+                    }
+                }
                 match status {
                     Some(s) => only_status["status"] = s,
                     None => {
@@ -630,6 +677,9 @@ fn commit(
         ssa::fill_zero_structs(&rt.api_version(), &rt.kind, &mut object);
     }
     crate::decode::omit_empty(rt, &mut object);
+    if !rt.custom {
+        ssa::write_nulls(&rt.api_version(), &rt.kind, &mut object);
+    }
     // The field manager sees the object as decoded and defaulted; what admission and the
     // registry add after it is nobody's.
     if let Ownership::Update = ownership {
@@ -671,7 +721,9 @@ fn commit(
         return Ok(object);
     }
     if lifecycle::ready_to_remove(&object) {
-        return Ok(state.remove(key).unwrap_or(object));
+        // The answer is what was written (the last finalizer gone), not what was stored.
+        state.remove(key);
+        return Ok(object);
     }
     Ok(state.put(key.clone(), object))
 }

@@ -51,23 +51,29 @@ impl Endpoint {
         }
     }
 
-    /// Answers `method` with `body` from `user`.
+    /// Answers `request` from `user`.
     pub fn serve(
         &self,
-        method: &str,
-        body: &[u8],
+        request: &crate::request::Request,
         user: &UserInfo,
         authenticator: &Authenticator,
         state: &State,
     ) -> Response {
-        if method != "POST" {
-            return ApiError::method_not_allowed(method).into();
+        if request.method != "POST" {
+            return ApiError::method_not_allowed().into();
         }
+        let body = request.body.as_slice();
         let answer = match self {
             Self::TokenRequest { namespace, name } => {
                 token_request(namespace, name, body, authenticator, state)
             }
-            Self::TokenReview => token_review(body, authenticator, state),
+            Self::TokenReview => token_review(body, authenticator, state).and_then(|mut review| {
+                // The request's fields are its manager's, as for every create.
+                if let Some(rt) = state.find_type("authentication.k8s.io", "v1", "tokenreviews") {
+                    crate::routes::record_answered_create(request, &rt, &mut review)?;
+                }
+                Ok(review)
+            }),
             Self::SelfSubjectReview => Ok(json!({
                 "apiVersion": "authentication.k8s.io/v1",
                 "kind": "SelfSubjectReview",

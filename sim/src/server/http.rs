@@ -130,6 +130,9 @@ async fn dispatch(
         user: Some(user),
         addressed_version: None,
     };
+    if request.method == "GET" {
+        request.resolve_legacy_watch();
+    }
     let watching = method == Method::GET && flag(&request.params, "watch");
     let dry_run = request.params.contains_key("dryRun");
     shared
@@ -150,13 +153,7 @@ async fn dispatch(
             let state = shared.cluster.store.lock();
             let attributes = Attributes::of_request(&request.method, &path, &request.params);
             match rbac::check(&state, user, &attributes) {
-                Ok(()) => endpoint.serve(
-                    &request.method,
-                    &request.body,
-                    user,
-                    &shared.authenticator,
-                    &state,
-                ),
+                Ok(()) => endpoint.serve(&request, user, &shared.authenticator, &state),
                 Err(e) => e.into(),
             }
         }

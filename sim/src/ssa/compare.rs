@@ -121,7 +121,10 @@ fn walk<'a>(
     static ZERO: LazyLock<Value> = LazyLock::new(|| Value::Object(Map::new()));
     let field = matches!(path.last(), Some(PathElement::Field(_)));
     let zero = field && parent_before && schema.is_zero_struct(names);
-    let before = before.or_else(|| zero.then_some(&*ZERO));
+    let null = field && parent_before && schema.is_zero_null(names);
+    let before = before
+        .or_else(|| zero.then_some(&*ZERO))
+        .or_else(|| null.then_some(&Value::Null));
     let parent = before.is_some();
     let shape = after.filter(|v| !v.is_null()).or(before);
     let container = matches!(shape, Some(Value::Object(_) | Value::Array(_)));

@@ -16,7 +16,7 @@ use serde_json::Value;
 pub use fieldset::{FieldSet, Path};
 pub use recorded::{each_quantity, fill_zero_structs};
 pub use schema::ListType;
-pub use schema::Schema;
+pub use schema::{Schema, write_nulls};
 
 /// Who is writing: the field manager, the API version it writes in, and the subresource.
 #[derive(Debug, Clone, Copy)]
@@ -127,7 +127,7 @@ pub fn conflict_message(conflicts: &[Conflict]) -> String {
         owners.dedup();
         let mut lines = Vec::new();
         for owner in owners {
-            lines.push(format!("conflicts with {owner}"));
+            lines.push(format!("conflicts with {owner}:"));
             lines.extend(
                 conflicts
                     .iter()

@@ -22,11 +22,65 @@ pub enum ListType {
 /// The definition every kind's `metadata` is.
 const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 
+/// Pointer fields whose Go JSON tag lacks `omitempty` (two alpha APIs of 1.36 declare them so):
+/// unset, they are written as `null`, and a new object's Go zero value has them (so a create
+/// does not add them as members). No schema records it: by kind, the map-field names of each
+/// (list items skipped).
+const NULL_WHEN_UNSET: &[(&str, &str, &[&str])] = &[
+    (
+        "scheduling.k8s.io/v1alpha2",
+        "PodGroup",
+        &["spec", "podGroupTemplateRef"],
+    ),
+    (
+        "scheduling.k8s.io/v1alpha2",
+        "Workload",
+        &["spec", "podGroupTemplates", "schedulingConstraints"],
+    ),
+];
+
+/// The [`NULL_WHEN_UNSET`] fields of `kind` at `api_version`.
+fn null_when_unset(api_version: &str, kind: &str) -> impl Iterator<Item = &'static [&'static str]> {
+    NULL_WHEN_UNSET
+        .iter()
+        .filter(move |(v, k, _)| *v == api_version && *k == kind)
+        .map(|(_, _, names)| *names)
+}
+
+/// Writes `null` for each unset [`NULL_WHEN_UNSET`] field of `object` (of `kind` at
+/// `api_version`), as Go's encoder does.
+pub fn write_nulls(api_version: &str, kind: &str, object: &mut serde_json::Value) {
+    fn write(value: &mut serde_json::Value, names: &[&str]) {
+        match (value, names) {
+            (serde_json::Value::Array(items), _) => {
+                items.iter_mut().for_each(|item| write(item, names));
+            }
+            (serde_json::Value::Object(map), [last]) => {
+                map.entry(*last).or_insert(serde_json::Value::Null);
+            }
+            (serde_json::Value::Object(map), [first, rest @ ..]) => {
+                if let Some(child) = map.get_mut(*first) {
+                    write(child, rest);
+                }
+            }
+            _ => {}
+        }
+    }
+    for names in null_when_unset(api_version, kind) {
+        write(object, names);
+    }
+}
+
 /// The shape information for one kind.
 #[derive(Debug, Clone)]
 pub struct Schema {
     custom: bool,
     status_subresource: bool,
+    /// The kind's [`NULL_WHEN_UNSET`] fields.
+    nulls: Vec<&'static [&'static str]>,
+    /// The `metadata` fields a write to `status` may change, and so own (the rest of
+    /// `metadata` and `spec` are its strategy's reset fields).
+    status_metadata: &'static [&'static str],
     /// Whether writes to the main resource own no `spec` field either: a
     /// CertificateSigningRequest's, whose spec only its creation sets (its strategy's reset
     /// fields are `spec` and `status`).
@@ -43,6 +97,11 @@ impl Schema {
         Self {
             custom,
             status_subresource: false,
+            nulls: match custom {
+                true => Vec::new(),
+                false => null_when_unset(api_version, kind).collect(),
+            },
+            status_metadata: &[],
             spec_reset: !custom
                 && kind == "CertificateSigningRequest"
                 && api_version.starts_with("certificates.k8s.io/"),
@@ -94,14 +153,26 @@ impl Schema {
         self
     }
 
+    /// The same schema with the `metadata` fields a write to `status` may own.
+    #[must_use]
+    pub fn with_status_metadata(mut self, fields: &'static [&'static str]) -> Self {
+        self.status_metadata = fields;
+        self
+    }
+
     /// Whether a write to `subresource` may own `path` (see
-    /// [`Schema::with_status_subresource`]).
+    /// [`Schema::with_status_subresource`] and [`Schema::with_status_metadata`]).
     pub fn owns(&self, subresource: Option<&str>, path: &super::Path) -> bool {
-        let first =
-            |name: &str| path.first() == Some(&super::fieldset::PathElement::Field(name.into()));
+        use super::fieldset::PathElement::Field;
+        let first = |name: &str| path.first() == Some(&Field(name.into()));
         let status = first("status");
         match subresource {
-            Some("status") => status,
+            Some("status") => {
+                status
+                    || first("metadata")
+                        && matches!(path.get(1), Some(Field(field))
+                            if self.status_metadata.contains(&field.as_str()))
+            }
             _ => !(self.status_subresource && status || self.spec_reset && first("spec")),
         }
     }
@@ -143,6 +214,11 @@ impl Schema {
             self.node(names)
         };
         !node.is_some_and(|n| n.declares_fields())
+    }
+
+    /// Whether the field at `names` is `null` in the kind's Go zero value ([`NULL_WHEN_UNSET`]).
+    pub fn is_zero_null(&self, names: &[&str]) -> bool {
+        self.nulls.contains(&names)
     }
 
     /// Whether the field at `names` is present in the zero value of the kind's Go type, where

@@ -148,7 +148,7 @@ fn multiple_conflicts_group_by_manager() {
     ];
     assert_eq!(
         conflict_message(&conflicts),
-        "Apply failed with 2 conflicts: conflicts with \"m1\"\n- .a\nconflicts with \"m2\"\n- .b"
+        "Apply failed with 2 conflicts: conflicts with \"m1\":\n- .a\nconflicts with \"m2\":\n- .b"
     );
     assert_eq!(
         conflict_causes(&conflicts)[0].reason.as_deref(),

@@ -262,20 +262,27 @@ pub fn check(kind: &str, object: &Value, live: Option<&Value>, errors: &mut Erro
             errors,
         ),
         "CronJob" => cron_job(object, errors),
-        "Pod" => pod::spec(
-            &object["spec"],
-            "spec",
-            &["Always", "OnFailure", "Never"],
-            errors,
-        ),
+        "Pod" => {
+            pod::spec(
+                &object["spec"],
+                "spec",
+                &["Always", "OnFailure", "Never"],
+                errors,
+            );
+            if let Some(live) = live {
+                pod::spec_update(&live["spec"], &object["spec"], errors);
+            }
+        }
         "Service" => service(object, errors),
+        "ResourceQuota" => pod::non_negative(&object["spec"]["hard"], "spec.hard", errors),
         "CustomResourceDefinition" => custom_resource_definition(object, errors),
         "StorageClass" => {
             if let Some(live) = live {
-                for field in ["parameters", "provisioner"] {
-                    if object[field] != live[field] {
-                        errors.forbidden(field, &format!("updates to {field} are forbidden."));
-                    }
+                if object["parameters"] != live["parameters"] {
+                    errors.forbidden("parameters", "updates to parameters are forbidden.");
+                }
+                if object["provisioner"] != live["provisioner"] {
+                    errors.invalid("provisioner", &object["provisioner"], "field is immutable");
                 }
             }
         }

@@ -73,13 +73,15 @@ pub fn check(object: &Value, live: Option<&Value>, errors: &mut Errors) {
             .map(|f| format!("{f:?}"))
             .collect();
         if !added.is_empty() {
-            errors.forbidden(
-                "metadata.finalizers",
-                &format!(
-                    "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
-                    added.join(", ")
-                ),
+            let message = format!(
+                "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+                added.join(", ")
             );
+            // Twice, as kube-apiserver reports it: its generic update path and the kind's
+            // strategy both validate the metadata update (the message names it once).
+            for _ in 0..2 {
+                errors.forbidden("metadata.finalizers", &message);
+            }
         }
     }
 }

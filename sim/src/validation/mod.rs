@@ -25,7 +25,7 @@ fn subject<'a>(rt: &'a ResourceType, name: &'a str) -> Subject<'a> {
 /// The name format a kind's objects must have: an RFC 1123 label for Namespaces, Services
 /// (kube-apiserver 1.36 relaxed them from RFC 1035) and StatefulSets (their Pods' hostnames), an
 /// IP address for IPAddresses, only a path segment for RBAC's kinds, PodDisruptionBudgets,
-/// CertificateSigningRequests and core Events (whose validation never checked more), what
+/// CertificateSigningRequests, LeaseCandidates and core Events (whose validation never checked more), what
 /// `object`'s spec names for CustomResourceDefinitions (`<plural>.<group>`) and APIServices
 /// (`<version>.<group>`), `<group>.<resource>` for StorageVersions, an RFC 1123 subdomain
 /// otherwise (custom resources and most kinds).
@@ -35,7 +35,9 @@ fn name_problems(rt: &ResourceType, name: &str, object: &Value) -> Vec<String> {
     match (rt.custom, rt.group.as_str(), rt.kind.as_str()) {
         (false, _, "Namespace" | "Service" | "StatefulSet") => rules::dns1123_label(name),
         (false, _, "IPAddress") => rules::ip_address(name),
-        (false, "rbac.authorization.k8s.io" | "policy" | "certificates.k8s.io", _)
+        (false, "rbac.authorization.k8s.io" | "policy", _)
+        | (false, "certificates.k8s.io", "CertificateSigningRequest")
+        | (false, "coordination.k8s.io", "LeaseCandidate")
         | (false, "", "Event") => rules::path_segment(name),
         (false, "apiextensions.k8s.io", "CustomResourceDefinition") => {
             let mut problems = rules::dns1123_subdomain(name);
@@ -132,7 +134,6 @@ fn immutable_fields(kind: &str) -> &'static [&'static str] {
             "spec.podManagementPolicy",
         ],
         "Job" => &["spec.selector", "spec.template", "spec.completions"],
-        "Service" => &["spec.clusterIP"],
         "PersistentVolumeClaim" => &[
             "spec.accessModes",
             "spec.storageClassName",
@@ -141,6 +142,29 @@ fn immutable_fields(kind: &str) -> &'static [&'static str] {
         ],
         "Secret" => &["type"],
         _ => &[],
+    }
+}
+
+/// A Service's allocated cluster IPs may not change (`validateClusterIPUpdate`); unsetting
+/// them keeps them.
+fn service_cluster_ips(live: &Value, object: &Value, errors: &mut Errors) {
+    let new = &object["spec"]["clusterIPs"];
+    let Some(new_ips) = new.as_array() else {
+        return;
+    };
+    for (i, ip) in live["spec"]["clusterIPs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if new_ips.get(i).is_some_and(|n| n != ip) {
+            errors.invalid(
+                &format!("spec.clusterIPs[{i}]"),
+                new,
+                "may not change once set",
+            );
+        }
     }
 }
 
@@ -157,7 +181,16 @@ fn at<'a>(object: &'a Value, dotted: &str) -> Option<&'a Value> {
 pub fn check(rt: &ResourceType, live: Option<&Value>, object: &Value) -> Result<(), ApiError> {
     let name = object["metadata"]["name"].as_str().unwrap_or_default();
     let mut errors = Errors::default();
+    metadata::check(object, live, &mut errors);
+    if !rt.custom {
+        kinds::check(&rt.kind, object, live, &mut errors);
+    }
+    // What an update may not change comes after what the object itself must be, as the
+    // registries' `ValidateXUpdate` order them.
     if let Some(live) = live {
+        if rt.kind == "Service" && !rt.custom {
+            service_cluster_ips(live, object, &mut errors);
+        }
         for field in immutable_fields(&rt.kind).iter().filter(|_| !rt.custom) {
             let before = at(live, field);
             // Unsetting an allocated clusterIP or the like is treated as keeping it.
@@ -166,10 +199,6 @@ pub fn check(rt: &ResourceType, live: Option<&Value>, object: &Value) -> Result<
                 errors.invalid(field, &value, "field is immutable");
             }
         }
-    }
-    metadata::check(object, live, &mut errors);
-    if !rt.custom {
-        kinds::check(&rt.kind, object, live, &mut errors);
     }
     if errors.0.is_empty() {
         Ok(())

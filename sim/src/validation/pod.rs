@@ -41,6 +41,9 @@ fn container(c: &Value, at: &str, names: &mut HashSet<String>, errors: &mut Erro
         errors.one_of(&format!("{at}.protocol"), &port["protocol"], PROTOCOLS);
     }
     let resources = &c["resources"];
+    for kind in ["limits", "requests"] {
+        non_negative(&resources[kind], &format!("{at}.resources.{kind}"), errors);
+    }
     for (name, request) in resources["requests"].as_object().into_iter().flatten() {
         let (Some(request), Some(limit)) = (request.as_str(), resources["limits"][name].as_str())
         else {
@@ -48,9 +51,83 @@ fn container(c: &Value, at: &str, names: &mut HashSet<String>, errors: &mut Erro
         };
         if quantity::compare(request, limit).is_some_and(std::cmp::Ordering::is_gt) {
             errors.invalid(
-                &format!("{at}.resources.requests[{name}]"),
+                &format!("{at}.resources.requests"),
                 &Value::String(request.to_string()),
                 &format!("must be less than or equal to {name} limit of {limit}"),
+            );
+        }
+    }
+}
+
+/// What a Pod update may change of its spec (`ValidatePodUpdate`); anything else is refused.
+const POD_UPDATE_FORBIDDEN: &str = "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)";
+
+/// Checks a Pod update: its spec changes only where [`POD_UPDATE_FORBIDDEN`] allows.
+/// kube-apiserver's message goes on with a diff of its internal Go type, which krt-sim leaves
+/// out.
+pub(super) fn spec_update(old: &Value, new: &Value, errors: &mut Errors) {
+    let comparable = |spec: &Value, other: &Value| {
+        let mut spec = spec.clone();
+        for list in ["containers", "initContainers"] {
+            for container in spec[list].as_array_mut().into_iter().flatten() {
+                if let Some(c) = container.as_object_mut() {
+                    c.remove("image");
+                }
+            }
+        }
+        if let Some(map) = spec.as_object_mut() {
+            map.remove("activeDeadlineSeconds");
+            // Tolerations may only be added to.
+            let old_tolerations = other["tolerations"].as_array().cloned().unwrap_or_default();
+            if map
+                .get("tolerations")
+                .and_then(Value::as_array)
+                .is_some_and(|t| old_tolerations.iter().all(|o| t.contains(o)))
+                || old_tolerations.is_empty()
+            {
+                map.remove("tolerations");
+            }
+            // A negative grace period may become 1.
+            if other["terminationGracePeriodSeconds"]
+                .as_i64()
+                .is_some_and(|g| g < 0)
+                && map
+                    .get("terminationGracePeriodSeconds")
+                    .and_then(Value::as_i64)
+                    == Some(1)
+            {
+                map.remove("terminationGracePeriodSeconds");
+            }
+        }
+        spec
+    };
+    let mut old_view = comparable(old, new);
+    let new_view = comparable(new, old);
+    // Only the new side's allowances apply: drop from the old view what the new one dropped.
+    if let Some(map) = old_view.as_object_mut() {
+        for field in ["tolerations", "terminationGracePeriodSeconds"] {
+            if new_view.get(field).is_none() {
+                map.remove(field);
+            }
+        }
+    }
+    if old_view != new_view {
+        errors.forbidden("spec", POD_UPDATE_FORBIDDEN);
+    }
+}
+
+/// Checks that every quantity of the resource list `list` (at `at`) is at least zero.
+pub(super) fn non_negative(list: &Value, at: &str, errors: &mut Errors) {
+    for (name, value) in list.as_object().into_iter().flatten() {
+        if value
+            .as_str()
+            .and_then(|q| quantity::compare(q, "0"))
+            .is_some_and(std::cmp::Ordering::is_lt)
+        {
+            errors.invalid(
+                &format!("{at}[{name}]"),
+                value,
+                "must be greater than or equal to 0",
             );
         }
     }

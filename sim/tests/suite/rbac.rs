@@ -714,7 +714,7 @@ fn review_apis_answer_as_the_rbac_authorizer_words_it() {
     assert_eq!(r.code, 422);
     assert_eq!(
         r.body["message"],
-        r#"SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified"#
+        r#".authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified"#
     );
     // SelfSubjectRulesReview: the rules in a namespace.
     let r = cluster.handle(

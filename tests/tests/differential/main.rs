@@ -6,15 +6,21 @@
 //! update with a stale resourceVersion, a dry run, lists by label and by field,
 //! unknown fields under `fieldValidation=Strict` and `Warn`, an invalid name, an
 //! invalid label value, labels of the wrong type, the `status` and `scale`
-//! subresources (served or 404; a scale also patched), watches from resourceVersion
-//! 0, and deletes (in the foreground, of a missing object).
+//! subresources (served or 404; a scale patched, a status patched), watches from
+//! resourceVersion 0, and deletes (in the foreground, of a missing object). Then the
+//! categories beyond one kind's own ([`categories`]): finalizers, immutable fields, invalid
+//! quantities, apply conflicts, CRD validation, pruning and defaulting, Table and metadata-only
+//! output, discovery, OpenAPI, protobuf bodies, legacy watch paths, the review kinds and
+//! ComponentStatus, and a terminating namespace.
 //!
 //! - `KRT_E2E_KUBECONFIG=… cargo test -p krt-tests --test differential -- --record`
 //!   sends the table to that cluster and writes its answers, normalized, to
 //!   `tests/data/differential/recorded.jsonl` (its first line names the server).
 //!   It also records the server's schemas of its built-in kinds (from its OpenAPI
 //!   v3 documents, kept to what server-side apply reads) into
-//!   `sim/src/ssa/schemas.json`, which krt-sim's server-side apply types come from.
+//!   `sim/src/ssa/schemas.json`, which krt-sim's server-side apply types come from, and the
+//!   Table columns of each built-in kind into `sim/src/table_columns.json`, which krt-sim's
+//!   server-side printing defines its columns by.
 //! - Without `--record`, the recorded requests go to a fresh krt-sim and each
 //!   answer is compared with the recorded one. A disagreement must be listed,
 //!   with its reason, in `tests/data/differential/known.json`; the run prints
@@ -26,16 +32,22 @@
 //! Normalizing removes what is meant to differ between two servers: uids,
 //! resourceVersions (an object's, and an object reference's), timestamps, allocated cluster IPs, certificates and their
 //! fingerprints, the `time` of managedFields entries (which orders them), and the order of
-//! list items. `status` is left out of
+//! list items; in a Table, ages, generated names and cluster IPs, and the order of rows. An
+//! OpenAPI document is compared by the keys of its paths and schemas. `status` is left out of
 //! objects (controllers fill it on their own schedule; the semantics table of
 //! krt-sim checks it); Status answers (errors) are compared whole.
 
+mod categories;
+mod normalize;
+mod table;
+
 use http_body_util::BodyExt;
-use krt_testkit::kinds::{KINDS, KindSample};
+use krt_testkit::kinds::KINDS;
+use normalize::normalize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::str::FromStr;
+use table::table;
 
 /// The recording: a header line, then one answer per line.
 fn recorded_path() -> PathBuf {
@@ -146,6 +158,40 @@ async fn record_schemas(client: &kube::Client, server: &Value) {
     );
 }
 
+/// The recorded Table columns krt-sim's server-side printing reads.
+fn table_columns_path() -> PathBuf {
+    krt_testkit::workspace().join("sim/src/table_columns.json")
+}
+
+/// Records the Table columns kube-apiserver's printers define for every built-in kind of the
+/// table (their names, types, priorities and descriptions), one kind per line.
+async fn record_table_columns(client: &kube::Client, server: &Value) {
+    let mut lines = Vec::new();
+    for kind in KINDS.iter().filter(|k| !table::is_custom(k)) {
+        let request = http::Request::get(format!("{}?limit=1", kind.url()))
+            .header("accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+            .body(Vec::new())
+            .unwrap();
+        let text = client
+            .request_text(request)
+            .await
+            .unwrap_or_else(|e| panic!("a Table of {}: {e}", kind.kind));
+        let table: Value = serde_json::from_str(&text).expect("a Table");
+        let key = format!("{} {}", kind.api_version, kind.kind);
+        lines.push(format!(
+            "{}:{}",
+            Value::from(key),
+            table["columnDefinitions"]
+        ));
+    }
+    let text = format!(
+        "{{\"server\":{server},\n\"columns\":{{\n{}\n}}}}\n",
+        lines.join(",\n")
+    );
+    std::fs::write(table_columns_path(), text).unwrap();
+    println!("recorded the Table columns of {} kinds", lines.len());
+}
+
 /// The listed disagreements: `{"id": reason}`, one entry per step.
 fn known_path() -> PathBuf {
     krt_testkit::workspace().join("tests/data/differential/known.json")
@@ -160,46 +206,72 @@ struct Step {
     path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     content_type: Option<String>,
+    /// The body, as JSON; sent in protobuf when `content_type` is protobuf.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     body: Option<Value>,
+    /// The `Accept` header, when not `application/json`: a Table, aggregated discovery, or
+    /// protobuf (whose answer is compared as krt-sim's decoder reads it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    accept: Option<String>,
+    /// JSON pointers into a successful answer: only their keys are compared (the paths and
+    /// schema names of an OpenAPI document, whose text is not krt-sim's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    keys: Vec<String>,
     /// How long to wait after the answer, so that the cluster's controllers
     /// settle before the next request looks at what they write.
     #[serde(default, skip_serializing_if = "is_zero")]
     settle_ms: u64,
 }
 
+impl Step {
+    /// A request with no body.
+    fn new(id: impl Into<String>, method: &str, path: impl Into<String>) -> Self {
+        Step {
+            id: id.into(),
+            method: method.into(),
+            path: path.into(),
+            content_type: None,
+            body: None,
+            accept: None,
+            keys: Vec::new(),
+            settle_ms: 0,
+        }
+    }
+
+    /// With `body`, sent as `content_type`.
+    fn body(mut self, content_type: &str, body: Value) -> Self {
+        self.content_type = Some(content_type.into());
+        self.body = Some(body);
+        self
+    }
+
+    /// With `body` as JSON.
+    fn json(self, body: Value) -> Self {
+        self.body("application/json", body)
+    }
+
+    /// Asking for `accept`.
+    fn accept(mut self, accept: &str) -> Self {
+        self.accept = Some(accept.into());
+        self
+    }
+
+    /// Comparing only the keys of what `pointers` name.
+    fn keys(mut self, pointers: &[&str]) -> Self {
+        self.keys = pointers.iter().map(|p| (*p).to_owned()).collect();
+        self
+    }
+
+    /// Waiting `ms` after the answer.
+    fn settle(mut self, ms: u64) -> Self {
+        self.settle_ms = ms;
+        self
+    }
+}
+
 fn is_zero(ms: &u64) -> bool {
     *ms == 0
 }
-
-/// The kinds whose controllers write to a new object (or make others): the
-/// table waits [`SETTLE_MS`] after creating one.
-const CONTROLLED: &[&str] = &[
-    "Namespace",
-    "Service",
-    "Deployment",
-    "StatefulSet",
-    "DaemonSet",
-    "ReplicaSet",
-    "Pod",
-    "Job",
-    "CronJob",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "HorizontalPodAutoscaler",
-    "PodDisruptionBudget",
-    "CustomResourceDefinition",
-    "ResourceQuota",
-    "ReplicationController",
-    "Node",
-    "Endpoints",
-    "EndpointSlice",
-    "ServiceAccount",
-    "ServiceCIDR",
-];
-
-/// How long the table waits after creating an object of a [`CONTROLLED`] kind.
-const SETTLE_MS: u64 = 1500;
 
 /// A server's answer, normalized.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -217,278 +289,38 @@ struct Recorded {
     answer: Answer,
 }
 
-/// The kinds whose watch is part of the table (a watch waits out its timeout).
-const WATCHED: &[&str] = &["ConfigMap", "Deployment", "Service", "Role", "Widget"];
-
-/// The table: every kind's steps, then the deletes in reverse order (the
-/// namespace, created first, goes last).
-fn table() -> Vec<Step> {
-    let mut steps = Vec::new();
-    let mut deletes = Vec::new();
-    for kind in KINDS {
-        let object: Value = serde_saphyr::from_str(kind.yaml).expect("a kind's manifest");
-        let name = object["metadata"]["name"]
-            .as_str()
-            .expect("a name")
-            .to_owned();
-        let collection = kind.url();
-        let item = format!("{collection}/{name}");
-        let id = |what: &str| format!("{} {} {name}: {what}", kind.api_version, kind.kind);
-        let step = |what: &str,
-                    method: &str,
-                    path: &str,
-                    content_type: Option<&str>,
-                    body: Option<Value>| Step {
-            id: id(what),
-            method: method.into(),
-            path: path.into(),
-            content_type: content_type.map(Into::into),
-            body,
-            settle_ms: 0,
-        };
-        let renamed = |suffix: &str| {
-            let mut copy = object.clone();
-            copy["metadata"]["name"] = json!(format!("{name}{suffix}"));
-            copy
-        };
-        let json = Some("application/json");
-        let mut create = step("create", "POST", &collection, json, Some(object.clone()));
-        if CONTROLLED.contains(&kind.kind) {
-            create.settle_ms = SETTLE_MS;
-        }
-        steps.push(create);
-        steps.push(step(
-            "create again",
-            "POST",
-            &collection,
-            json,
-            Some(object.clone()),
-        ));
-        steps.push(step("get", "GET", &item, None, None));
-        let apply = format!("{item}?fieldManager=krt-differential&force=true");
-        let yaml = Some("application/apply-patch+yaml");
-        steps.push(step("apply", "PATCH", &apply, yaml, Some(object.clone())));
-        steps.push(step(
-            "apply unchanged",
-            "PATCH",
-            &apply,
-            yaml,
-            Some(object.clone()),
-        ));
-        steps.push(step(
-            "merge patch",
-            "PATCH",
-            &item,
-            Some("application/merge-patch+json"),
-            Some(json!({"metadata": {"labels": {"differential": "merge"}}})),
-        ));
-        let mut json_patch = step(
-            "json patch",
-            "PATCH",
-            &item,
-            Some("application/json-patch+json"),
-            Some(
-                json!([{"op": "add", "path": "/metadata/annotations", "value": {"differential": "json"}}]),
-            ),
-        );
-        // The patch replaces every annotation, controllers' too: they put theirs back.
-        if CONTROLLED.contains(&kind.kind) {
-            json_patch.settle_ms = SETTLE_MS;
-        }
-        steps.push(json_patch);
-        if !is_custom(kind) {
-            steps.push(step(
-                "strategic merge patch",
-                "PATCH",
-                &item,
-                Some("application/strategic-merge-patch+json"),
-                Some(json!({"metadata": {"labels": {"differential": "strategic"}}})),
-            ));
-        }
-        let mut stale = object.clone();
-        stale["metadata"]["resourceVersion"] = json!("1");
-        steps.push(step(
-            "update with a stale resourceVersion",
-            "PUT",
-            &item,
-            json,
-            Some(stale),
-        ));
-        steps.push(step(
-            "dry-run create",
-            "POST",
-            &format!("{collection}?dryRun=All"),
-            json,
-            Some(renamed("-dry")),
-        ));
-        steps.push(step(
-            "the dry run stored nothing",
-            "GET",
-            &format!("{item}-dry"),
-            None,
-            None,
-        ));
-        let label = if is_custom(kind) {
-            "merge"
-        } else {
-            "strategic"
-        };
-        steps.push(step(
-            "list by label",
-            "GET",
-            &format!("{collection}?labelSelector=differential%3D{label}"),
-            None,
-            None,
-        ));
-        steps.push(step(
-            "list by field",
-            "GET",
-            &format!("{collection}?fieldSelector=metadata.name%3D{name}"),
-            None,
-            None,
-        ));
-        let mut unknown = renamed("-strict");
-        unknown["spec-typo"] = json!(true);
-        steps.push(step(
-            "unknown field, Strict",
-            "POST",
-            &format!("{collection}?fieldValidation=Strict"),
-            json,
-            Some(unknown.clone()),
-        ));
-        unknown["metadata"]["name"] = json!(format!("{name}-warn"));
-        let mut warn = step(
-            "unknown field, Warn",
-            "POST",
-            &format!("{collection}?fieldValidation=Warn"),
-            json,
-            Some(unknown),
-        );
-        // It creates an object, which its controllers then write to.
-        if CONTROLLED.contains(&kind.kind) {
-            warn.settle_ms = SETTLE_MS;
-        }
-        steps.push(warn);
-        steps.push(step(
-            "invalid name",
-            "POST",
-            &collection,
-            json,
-            Some(renamed("_Not.Valid")),
-        ));
-        let mut bad_label = renamed("-label");
-        bad_label["metadata"]["labels"] = json!({"differential": "not valid!"});
-        steps.push(step(
-            "invalid label value",
-            "POST",
-            &collection,
-            json,
-            Some(bad_label),
-        ));
-        let mut wrong_type = renamed("-type");
-        wrong_type["metadata"]["labels"] = json!("differential");
-        steps.push(step(
-            "labels of the wrong type",
-            "POST",
-            &collection,
-            json,
-            Some(wrong_type),
-        ));
-        // Served for the kinds that have them, 404 for the others.
-        steps.push(step(
-            "get status",
-            "GET",
-            &format!("{item}/status"),
-            None,
-            None,
-        ));
-        steps.push(step(
-            "get scale",
-            "GET",
-            &format!("{item}/scale"),
-            None,
-            None,
-        ));
-        let mut scale = step(
-            "patch scale",
-            "PATCH",
-            &format!("{item}/scale"),
-            Some("application/merge-patch+json"),
-            Some(json!({"spec": {"replicas": 2}})),
-        );
-        // A new scale is a rollout: its controllers write.
-        if CONTROLLED.contains(&kind.kind) {
-            scale.settle_ms = SETTLE_MS;
-        }
-        steps.push(scale);
-        if WATCHED.contains(&kind.kind) {
-            steps.push(step(
-                "watch from resourceVersion 0",
-                "GET",
-                &format!("{collection}?watch=true&resourceVersion=0&timeoutSeconds=1"),
-                None,
-                None,
-            ));
-        }
-        deletes.push(vec![
-            step(
-                "delete the Warn object",
-                "DELETE",
-                &format!("{item}-warn"),
-                None,
-                None,
-            ),
-            step(
-                "delete the invalid name's object",
-                "DELETE",
-                &format!("{item}_Not.Valid"),
-                None,
-                None,
-            ),
-            step(
-                "delete in the foreground",
-                "DELETE",
-                &item,
-                json,
-                Some(json!({"propagationPolicy": "Foreground"})),
-            ),
-            step(
-                "delete a missing object",
-                "DELETE",
-                &format!("{item}-missing"),
-                None,
-                None,
-            ),
-        ]);
-    }
-    steps.extend(deletes.into_iter().rev().flatten());
-    steps
-}
-
-/// A custom resource (no strategic merge patch).
-fn is_custom(kind: &KindSample) -> bool {
-    kind.kind == "Widget"
-}
-
 /// Sends `step` with `client`; the answer, normalized.
 async fn send(client: &kube::Client, step: &Step) -> Answer {
     let mut request = http::Request::builder()
         .method(step.method.as_str())
         .uri(&step.path)
-        .header("accept", "application/json");
+        .header(
+            "accept",
+            step.accept.as_deref().unwrap_or("application/json"),
+        );
     if let Some(content_type) = &step.content_type {
         request = request.header("content-type", content_type);
     }
-    let body = step
-        .body
-        .as_ref()
-        .map(|b| serde_json::to_vec(b).unwrap())
-        .unwrap_or_default();
+    let protobuf = |content_type: Option<&str>| {
+        content_type.is_some_and(|t| t.starts_with("application/vnd.kubernetes.protobuf"))
+    };
+    let body = match &step.body {
+        Some(body) if protobuf(step.content_type.as_deref()) => krt_sim::encode_protobuf(body)
+            .unwrap_or_else(|e| panic!("{}: the body in protobuf: {e}", step.id)),
+        Some(body) => serde_json::to_vec(body).unwrap(),
+        None => Vec::new(),
+    };
     let response = client
         .send(request.body(body.into()).unwrap())
         .await
         .unwrap_or_else(|e| panic!("{}: the request failed: {e}", step.id));
     let code = response.status().as_u16();
+    let answered_protobuf = protobuf(
+        response
+            .headers()
+            .get("content-type")
+            .and_then(|t| t.to_str().ok()),
+    );
     let mut warnings: Vec<String> = response
         .headers()
         .get_all("warning")
@@ -503,7 +335,7 @@ async fn send(client: &kube::Client, step: &Step) -> Answer {
         .map(|c| c.to_bytes())
         .unwrap_or_default();
     let text = String::from_utf8_lossy(&bytes);
-    let body = if step.path.contains("watch=true") {
+    let body = if step.path.contains("watch=true") || step.path.contains("/watch/") {
         let mut events: Vec<Value> = text
             .lines()
             .filter(|l| !l.trim().is_empty())
@@ -513,8 +345,15 @@ async fn send(client: &kube::Client, step: &Step) -> Answer {
         events.sort_by_key(|e| e.to_string());
         Value::Array(events)
     } else {
-        let mut body = serde_json::from_str(&text).unwrap_or_else(|_| json!(text.trim()));
+        let mut body = match answered_protobuf {
+            true => krt_sim::decode_protobuf(&bytes)
+                .unwrap_or_else(|e| json!(format!("not readable as protobuf: {e}"))),
+            false => serde_json::from_str(&text).unwrap_or_else(|_| json!(text.trim())),
+        };
         normalize(&mut body);
+        if (200..300).contains(&code) && !step.keys.is_empty() {
+            body = normalize::keys(&body, &step.keys);
+        }
         body
     };
     if step.settle_ms > 0 {
@@ -525,116 +364,6 @@ async fn send(client: &kube::Client, step: &Step) -> Answer {
         warnings,
         body,
     }
-}
-
-/// Removes what is meant to differ between two servers (see the module's doc).
-fn normalize(value: &mut Value) {
-    let is_status = value["kind"] == "Status";
-    if let Some(map) = value.as_object_mut() {
-        if let Some(meta) = map.get_mut("metadata").and_then(Value::as_object_mut) {
-            for field in [
-                "uid",
-                "resourceVersion",
-                "creationTimestamp",
-                "selfLink",
-                "continue",
-                "remainingItemCount",
-            ] {
-                meta.remove(field);
-            }
-            if let Some(entries) = meta.get_mut("managedFields").and_then(Value::as_array_mut) {
-                // Status writes are the controllers', on their own schedule.
-                entries.retain(|e| e["subresource"] != "status");
-                for entry in entries.iter_mut() {
-                    if let Some(entry) = entry.as_object_mut() {
-                        entry.remove("time");
-                    }
-                }
-                // Entries are sorted by time first: whether a controller's write fell in the
-                // same second as the one before it is timing.
-                entries.sort_by_key(|e| {
-                    ["operation", "manager", "apiVersion", "subresource"].map(|f| e[f].to_string())
-                });
-            }
-            if meta.contains_key("generateName") {
-                meta.insert("name".into(), json!("<generated>"));
-            }
-        }
-        if !is_status && map.contains_key("metadata") {
-            map.remove("status");
-        }
-        if let Some(spec) = map.get_mut("spec").and_then(Value::as_object_mut) {
-            for field in ["clusterIP", "clusterIPs"] {
-                if spec.contains_key(field) {
-                    spec.insert(field.into(), json!("<allocated>"));
-                }
-            }
-        }
-        if let Some(items) = map.get_mut("items").and_then(Value::as_array_mut) {
-            // By name as normalized: a generated one is `<generated>`.
-            items.sort_by_key(|i| {
-                let name = match i["metadata"]["generateName"] {
-                    Value::Null => i["metadata"]["name"].to_string(),
-                    _ => "<generated>".to_string(),
-                };
-                (i["metadata"]["namespace"].to_string(), name)
-            });
-        }
-    }
-    match value {
-        Value::Object(map) => {
-            // An object reference's resourceVersion (a claim's `claimRef`).
-            if let Some(Value::String(version)) = map.get_mut("resourceVersion") {
-                *version = "<resourceVersion>".into();
-            }
-            // managedFields name list items by key, and an ownerReference's key is its uid.
-            if map.keys().any(|k| k.contains("\"uid\":\"")) {
-                *map = std::mem::take(map)
-                    .into_iter()
-                    .map(|(k, v)| (uid_free(&k), v))
-                    .collect();
-            }
-            map.values_mut().for_each(normalize)
-        }
-        Value::Array(items) => items.iter_mut().for_each(normalize),
-        Value::String(text) if jiff::Timestamp::from_str(text).is_ok() => *text = "<time>".into(),
-        Value::String(text) if is_uid(text) => *text = "<uid>".into(),
-        // Who the client is differs by its certificate, the cluster by its CA.
-        Value::String(text) if text.starts_with("X509SHA256=") => {
-            *text = "X509SHA256=<fingerprint>".into();
-        }
-        Value::String(text) if text.starts_with("-----BEGIN CERTIFICATE-----") => {
-            *text = "<certificate>".into();
-        }
-        Value::String(text) => {
-            // The projected token volume's random suffix.
-            if let Some(suffix) = text.strip_prefix("kube-api-access-")
-                && suffix.len() == 5
-            {
-                *text = "kube-api-access-<random>".into();
-            }
-        }
-        _ => {}
-    }
-}
-
-/// `k:{"uid":"…"}` with the uid replaced by `<uid>`.
-fn uid_free(key: &str) -> String {
-    match key.split_once("\"uid\":\"") {
-        Some((head, rest)) if rest.len() >= 36 && is_uid(&rest[..36]) => {
-            format!("{head}\"uid\":\"<uid>{}", &rest[36..])
-        }
-        _ => key.to_owned(),
-    }
-}
-
-/// Whether `text` is a UUID (`8-4-4-4-12` hex digits), as uids are.
-fn is_uid(text: &str) -> bool {
-    text.len() == 36
-        && text.char_indices().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => c == '-',
-            _ => c.is_ascii_hexdigit(),
-        })
 }
 
 /// A client of the cluster `KRT_E2E_KUBECONFIG` names.
@@ -660,6 +389,7 @@ async fn record() {
     let client = real_client().await;
     let server = server_version(&client).await;
     record_schemas(&client, &server).await;
+    record_table_columns(&client, &server).await;
     let mut lines = vec![
         json!({
             "server": server,
