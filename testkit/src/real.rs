@@ -100,20 +100,27 @@ async fn config(path: &Path) -> kube::Config {
     config
 }
 
-/// Every resource that can be listed and deleted, in its group's preferred version, with
-/// whether it is namespaced. A group whose discovery fails (an aggregated API whose service is
-/// gone answers 503) is passed over: what is left of it is its APIService.
+/// Every resource that can be listed and deleted, once, in the first version of its group that
+/// serves it (the preferred one first: a kind only an alpha or beta version serves, such as a
+/// ClusterTrustBundle, is found in that version), with whether it is namespaced. A group whose
+/// discovery fails (an aggregated API whose service is gone answers 503) is passed over: what
+/// is left of it is its APIService.
 async fn resources(client: &kube::Client) -> Vec<(ApiResource, bool)> {
     let mut versions = vec!["v1".to_owned()];
     if let Ok(groups) = client.list_api_groups().await {
-        versions.extend(
-            groups
-                .groups
-                .into_iter()
-                .filter_map(|g| g.preferred_version.map(|v| v.group_version)),
-        );
+        for group in groups.groups {
+            let preferred = group.preferred_version.map(|v| v.group_version);
+            versions.extend(preferred.clone());
+            versions.extend(
+                group
+                    .versions
+                    .into_iter()
+                    .map(|v| v.group_version)
+                    .filter(|gv| Some(gv) != preferred.as_ref()),
+            );
+        }
     }
-    let mut all = Vec::new();
+    let mut all: Vec<(ApiResource, bool)> = Vec::new();
     for group_version in versions {
         let listed = match group_version.as_str() {
             "v1" => client.list_core_api_resources("v1").await,
@@ -138,7 +145,12 @@ async fn resources(client: &kube::Client) -> Vec<(ApiResource, bool)> {
                         ApiResource::from_gvk_with_plural(&gv.clone().with_kind(&r.kind), &r.name),
                         r.namespaced,
                     )
-                }),
+                })
+                .filter(|(r, _)| {
+                    !all.iter()
+                        .any(|(seen, _)| seen.group == r.group && seen.plural == r.plural)
+                })
+                .collect::<Vec<_>>(),
         );
     }
     all
