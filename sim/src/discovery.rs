@@ -162,26 +162,39 @@ fn api_group(name: &str, versions: &[String]) -> APIGroup {
     }
 }
 
-/// The groups APIServices register for other servers (`spec.service`), after the served ones:
-/// listed as kube-aggregator lists them, though krt-sim reaches no such server.
+/// The group versions APIServices register for other servers (`spec.service`), with each
+/// one's `versionPriority`. krt-sim proxies to none of them: their discovery fails, as
+/// kube-aggregator's does for a server it cannot reach.
+pub(crate) fn remote_group_versions(state: &State) -> Vec<(String, String, i64)> {
+    state
+        .list("apiregistration.k8s.io", "apiservices", None)
+        .into_iter()
+        .filter(|(_, service)| service["spec"]["service"].is_object())
+        .filter_map(|(_, service)| {
+            let spec = &service["spec"];
+            Some((
+                spec["group"].as_str()?.to_string(),
+                spec["version"].as_str()?.to_string(),
+                spec["versionPriority"].as_i64().unwrap_or_default(),
+            ))
+        })
+        .collect()
+}
+
+/// The groups APIServices register for other servers, after the served ones: listed as
+/// kube-aggregator lists them, though krt-sim reaches no such server.
 fn aggregated_groups(
     state: &State,
     served: &[(String, Vec<String>)],
 ) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<(i64, String)>)> = Vec::new();
-    for (_, service) in state.list("apiregistration.k8s.io", "apiservices", None) {
-        let spec = &service["spec"];
-        let (Some(group), Some(version)) = (spec["group"].as_str(), spec["version"].as_str())
-        else {
-            continue;
-        };
-        if !spec["service"].is_object() || served.iter().any(|(g, _)| g == group) {
+    for (group, version, priority) in remote_group_versions(state) {
+        if served.iter().any(|(g, _)| *g == group) {
             continue;
         }
-        let priority = spec["versionPriority"].as_i64().unwrap_or_default();
-        match out.iter_mut().find(|(g, _)| g == group) {
-            Some((_, versions)) => versions.push((priority, version.to_string())),
-            None => out.push((group.to_string(), vec![(priority, version.to_string())])),
+        match out.iter_mut().find(|(g, _)| *g == group) {
+            Some((_, versions)) => versions.push((priority, version)),
+            None => out.push((group, vec![(priority, version)])),
         }
     }
     out.into_iter()

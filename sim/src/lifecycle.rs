@@ -32,6 +32,19 @@ pub fn release_finalizer(state: &mut State, key: &Key, object: &Value, finalizer
     }
 }
 
+/// The terminating objects of `group`/`resource` that `finalizer` still holds: what the
+/// controller owning that finalizer looks at.
+pub fn held(state: &State, group: &str, resource: &str, finalizer: &str) -> Vec<(Key, Value)> {
+    state
+        .list(group, resource, None)
+        .into_iter()
+        .filter(|(_, object)| {
+            !object["metadata"]["deletionTimestamp"].is_null() && has_finalizer(object, finalizer)
+        })
+        .map(|(key, object)| (key.clone(), object.clone()))
+        .collect()
+}
+
 /// Finalizer kube-apiserver adds for `propagationPolicy=Foreground`.
 pub const FOREGROUND: &str = "foregroundDeletion";
 /// Finalizer kube-apiserver adds for `propagationPolicy=Orphan`.

@@ -333,30 +333,33 @@ fn served_parts(state: &State, root: &str) -> (Map<String, Value>, Map<String, V
     let mut custom = Map::new();
     for t in state.resource_types().filter(|t| root_of(t) == root) {
         paths(t, Version::V3, &mut paths_out);
-        if let Some(schema) = t
-            .custom
-            .then(|| custom_schema(state, t, Version::V3))
-            .flatten()
-        {
-            let name = custom_definition_name(t);
-            custom.insert(format!("{name}List"), list_schema(t, &name, Version::V3));
-            custom.insert(name, schema);
-        }
+        insert_custom_schemas(state, t, Version::V3, &mut custom);
     }
     // A group version's discovery path is kube-apiserver's own, not a CRD's.
-    if state
+    let builtin = state
         .resource_types()
-        .any(|t| root_of(t) == root && !t.custom)
-    {
+        .any(|t| root_of(t) == root && !t.custom);
+    if builtin {
         paths_out.insert(format!("/{root}/"), resources_path());
     }
     if !paths_out.is_empty() {
-        let builtin = state
-            .resource_types()
-            .any(|t| root_of(t) == root && !t.custom);
         custom.extend(meta_schemas(Version::V3, builtin));
     }
     (paths_out, custom)
+}
+
+/// A custom resource type's schema and its list's, when `t` is one with a schema.
+fn insert_custom_schemas(
+    state: &State,
+    t: &ResourceType,
+    version: Version,
+    out: &mut Map<String, Value>,
+) {
+    if let Some(schema) = t.custom.then(|| custom_schema(state, t, version)).flatten() {
+        let name = custom_definition_name(t);
+        out.insert(format!("{name}List"), list_schema(t, &name, version));
+        out.insert(name, schema);
+    }
 }
 
 /// The path of a group version's discovery document (`GET /apis/apps/v1/`).
@@ -364,21 +367,27 @@ fn resources_path() -> Value {
     json!({"get": {"operationId": "getAPIResources", "responses": {"200": {"description": "OK"}}}})
 }
 
-/// Where a schema refers to the definition `name`.
-fn reference(name: &str, version: Version) -> Value {
+/// The `$ref` of the definition `name` in a document of `version`.
+fn ref_to(name: &str, version: Version) -> Value {
     match version {
         Version::V2 => json!({"$ref": format!("#/definitions/{name}")}),
-        Version::V3 => json!({"allOf": [{"$ref": format!("#/components/schemas/{name}")}]}),
+        Version::V3 => json!({"$ref": format!("#/components/schemas/{name}")}),
+    }
+}
+
+/// Where a property's schema is the definition `name` (v3 wraps the `$ref` in `allOf`, as
+/// kube-openapi does, so that a description can stand beside it).
+fn reference(name: &str, version: Version) -> Value {
+    match version {
+        Version::V2 => ref_to(name, version),
+        Version::V3 => json!({"allOf": [ref_to(name, version)]}),
     }
 }
 
 /// The schema of a list of `t` (`io.k8s.api.apps.v1.DeploymentList`), whose items are the
 /// definition `item`.
 fn list_schema(t: &ResourceType, item: &str, version: Version) -> Value {
-    let items = match version {
-        Version::V2 => json!({"$ref": format!("#/definitions/{item}")}),
-        Version::V3 => json!({"$ref": format!("#/components/schemas/{item}")}),
-    };
+    let items = ref_to(item, version);
     json!({
         "description": format!("{}List is a list of {}.", t.kind, t.kind),
         "type": "object",
@@ -489,15 +498,7 @@ pub fn v2(state: &State) -> Value {
         if !t.custom {
             out.insert(format!("/{}/", root_of(t)), resources_path());
         }
-        if let Some(schema) = t
-            .custom
-            .then(|| custom_schema(state, t, Version::V2))
-            .flatten()
-        {
-            let name = custom_definition_name(t);
-            definitions.insert(format!("{name}List"), list_schema(t, &name, Version::V2));
-            definitions.insert(name, schema);
-        }
+        insert_custom_schemas(state, t, Version::V2, &mut definitions);
     }
     json!({
         "swagger": "2.0",

@@ -171,7 +171,8 @@ impl ApiError {
             format!("{kind}.{}", subject.group)
         };
         let mut details = subject.details();
-        details.kind = Some(kind.to_string());
+        // `omitempty`: an object without a kind (a review's) names none.
+        details.kind = (!kind.is_empty()).then(|| kind.to_string());
         details.causes = Some(causes);
         Self {
             details: Some(Box::new(details)),

@@ -372,7 +372,8 @@ fn row(kind: &str, object: &Value) -> Value {
 
 /// The Table columns kube-apiserver's printers define for built-in kinds, recorded from a real
 /// server with the differential table (`table_columns.json`, by `<apiVersion> <Kind>`); found
-/// by group and kind, as a printer serves every version of its kind.
+/// by group and kind, as a printer serves every version of its kind. Only the kinds krt-sim
+/// prints every column of ([`prints_all`]) are kept, once, when the file is read.
 fn recorded_columns(rt: &ResourceType) -> Option<&'static Vec<Value>> {
     static COLUMNS: LazyLock<Vec<(String, String, Vec<Value>)>> = LazyLock::new(|| {
         let file: Value = serde_json::from_str(include_str!("table_columns.json"))
@@ -384,11 +385,8 @@ fn recorded_columns(rt: &ResourceType) -> Option<&'static Vec<Value>> {
             .filter_map(|(key, columns)| {
                 let (api_version, kind) = key.split_once(' ')?;
                 let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
-                Some((
-                    group.to_string(),
-                    kind.to_string(),
-                    columns.as_array()?.clone(),
-                ))
+                let columns = columns.as_array().filter(|c| prints_all(kind, c))?;
+                Some((group.to_string(), kind.to_string(), columns.clone()))
             })
             .collect()
     });
@@ -426,12 +424,12 @@ fn named_cells(kind: &str, object: &Value) -> Vec<(&'static str, Value)> {
     named
 }
 
-/// A list of strings joined by commas, or `<none>`.
-fn joined_or_none(items: Vec<String>) -> Value {
-    json!(if items.is_empty() {
+/// `text`, or `<none>` when it is empty.
+fn none_if_empty(text: String) -> Value {
+    json!(if text.is_empty() {
         "<none>".to_string()
     } else {
-        items.join(",")
+        text
     })
 }
 
@@ -451,14 +449,7 @@ fn workload_cells(template: &Value, selector: String) -> Vec<(&'static str, Valu
     vec![
         ("Containers", json!(of("name").join(","))),
         ("Images", json!(of("image").join(","))),
-        (
-            "Selector",
-            json!(if selector.is_empty() {
-                "<none>".to_string()
-            } else {
-                selector
-            }),
-        ),
+        ("Selector", none_if_empty(selector)),
     ]
 }
 
@@ -472,19 +463,10 @@ fn wide_cells(kind: &str, o: &Value) -> Vec<(&'static str, Value)> {
             &spec["template"],
             selectors::label_selector_string(&spec["selector"]),
         ),
-        "ReplicationController" => {
-            let selector = spec["selector"]
-                .as_object()
-                .map_or_else(String::new, |labels| {
-                    let mut pairs: Vec<String> = labels
-                        .iter()
-                        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-                        .collect();
-                    pairs.sort();
-                    pairs.join(",")
-                });
-            workload_cells(&spec["template"], selector)
-        }
+        "ReplicationController" => workload_cells(
+            &spec["template"],
+            selectors::label_selector_string(&json!({"matchLabels": spec["selector"]})),
+        ),
         "Pod" => {
             let gates = spec["readinessGates"].as_array().map_or(0, Vec::len);
             let ready_gates = status["conditions"]
@@ -518,14 +500,9 @@ fn wide_cells(kind: &str, o: &Value) -> Vec<(&'static str, Value)> {
             ]
         }
         "Service" => {
-            let mut pairs: Vec<String> = spec["selector"]
-                .as_object()
-                .into_iter()
-                .flatten()
-                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-                .collect();
-            pairs.sort();
-            vec![("Selector", joined_or_none(pairs))]
+            let selector =
+                selectors::label_selector_string(&json!({"matchLabels": spec["selector"]}));
+            vec![("Selector", none_if_empty(selector))]
         }
         "Secret" => vec![("Type", json!(text(&o["type"], "")))],
         "Node" => node_cells(o),
@@ -619,7 +596,7 @@ fn node_cells(o: &Value) -> Vec<(&'static str, Value)> {
     };
     vec![
         ("Status", json!(state.join(","))),
-        ("Roles", joined_or_none(roles)),
+        ("Roles", none_if_empty(roles.join(","))),
         ("Version", json!(text(&info["kubeletVersion"], ""))),
         ("Internal-IP", json!(address("InternalIP"))),
         ("External-IP", json!(address("ExternalIP"))),
@@ -854,7 +831,7 @@ pub fn convert(rt: &ResourceType, body: &Value, include: Include) -> Value {
             .map(|o| table_row(event_cells(o), o))
             .collect();
         (definitions, rows)
-    } else if let Some(definitions) = recorded_columns(rt).filter(|d| prints_all(&rt.kind, d)) {
+    } else if let Some(definitions) = recorded_columns(rt) {
         let rows = objects
             .iter()
             .map(|o| {

@@ -2,23 +2,18 @@
 //! custom resources are deleted, and once the last is gone the cleanup finalizer goes and the
 //! CRD with it.
 
-use serde_json::Value;
-
 use crate::crd::CLEANUP_FINALIZER;
 use crate::lifecycle;
 use crate::store::{Key, State};
 
 /// One pass over the terminating CRDs that still carry the cleanup finalizer.
 pub fn reconcile(state: &mut State) {
-    let terminating: Vec<(Key, Value)> = state
-        .list("apiextensions.k8s.io", "customresourcedefinitions", None)
-        .into_iter()
-        .filter(|(_, crd)| {
-            !crd["metadata"]["deletionTimestamp"].is_null()
-                && lifecycle::has_finalizer(crd, CLEANUP_FINALIZER)
-        })
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let terminating = lifecycle::held(
+        state,
+        "apiextensions.k8s.io",
+        "customresourcedefinitions",
+        CLEANUP_FINALIZER,
+    );
     for (key, crd) in terminating {
         let group = crd["spec"]["group"].as_str().unwrap_or_default();
         let plural = crd["spec"]["names"]["plural"].as_str().unwrap_or_default();
@@ -28,13 +23,7 @@ pub fn reconcile(state: &mut State) {
             .map(|(k, _)| k.clone())
             .collect();
         if instances.is_empty() {
-            let mut done = crd;
-            lifecycle::remove_finalizer(&mut done, CLEANUP_FINALIZER);
-            if lifecycle::ready_to_remove(&done) {
-                state.remove(&key);
-            } else {
-                state.put(key, done);
-            }
+            lifecycle::release_finalizer(state, &key, &crd, CLEANUP_FINALIZER);
             continue;
         }
         for instance in instances {

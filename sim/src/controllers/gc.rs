@@ -91,8 +91,8 @@ fn finalize_namespace(state: &mut State, key: &Key) {
     }
     let contents = state.keys_in_namespace(&key.name);
     if contents.is_empty() {
-        if let Some(failing) = unavailable_api_service(state) {
-            discovery_failed(state, key, &failing);
+        if let Some((group, version, _)) = crate::discovery::remote_group_versions(state).first() {
+            discovery_failed(state, key, &format!("{group}/{version}"));
             return;
         }
         if let Some(mut ns) = state.get(key).cloned() {
@@ -110,23 +110,6 @@ fn finalize_namespace(state: &mut State, key: &Key) {
     }
 }
 
-/// The group version of an APIService served by another server: krt-sim proxies to none, so
-/// its discovery fails, as kube-aggregator's does for a server it cannot reach.
-fn unavailable_api_service(state: &State) -> Option<String> {
-    state
-        .list("apiregistration.k8s.io", "apiservices", None)
-        .into_iter()
-        .find(|(_, service)| service["spec"]["service"].is_object())
-        .map(|(_, service)| {
-            let spec = &service["spec"];
-            format!(
-                "{}/{}",
-                spec["group"].as_str().unwrap_or_default(),
-                spec["version"].as_str().unwrap_or_default()
-            )
-        })
-}
-
 /// A namespace whose contents are gone but whose deletion cannot be confirmed: kube's namespace
 /// controller keeps its `kubernetes` finalizer while discovery fails for some group (an
 /// unavailable APIService), and says so in a condition.
@@ -138,18 +121,15 @@ fn discovery_failed(state: &mut State, key: &Key, group_version: &str) {
         "Discovery failed for some groups, 1 failing: unable to retrieve the complete list of \
          server APIs: {group_version}: stale GroupVersion discovery: {group_version}"
     );
-    let condition = json!({"type": "NamespaceDeletionDiscoveryFailure", "status": "True",
-        "reason": "DiscoveryFailed", "message": message});
-    let conditions = &ns["status"]["conditions"];
-    if conditions
+    if ns["status"]["conditions"]
         .as_array()
-        .is_some_and(|c| c.iter().any(|c| c["message"] == condition["message"]))
+        .is_some_and(|c| c.iter().any(|c| c["message"] == message.as_str()))
     {
         return;
     }
-    let mut condition = condition;
-    condition["lastTransitionTime"] = json!(meta::now());
-    ns["status"]["conditions"] = json!([condition]);
+    ns["status"]["conditions"] = json!([{"type": "NamespaceDeletionDiscoveryFailure",
+        "status": "True", "reason": "DiscoveryFailed", "message": message,
+        "lastTransitionTime": meta::now()}]);
     state.put(key.clone(), ns);
 }
 

@@ -12,15 +12,7 @@ pub fn reconcile(state: &mut State) {
     if !state.changed_since_last_run("pod-groups", READS) {
         return;
     }
-    let terminating: Vec<_> = state
-        .list("scheduling.k8s.io", "podgroups", None)
-        .into_iter()
-        .filter(|(_, group)| {
-            !group["metadata"]["deletionTimestamp"].is_null()
-                && lifecycle::has_finalizer(group, PODGROUP_PROTECTION)
-        })
-        .map(|(key, group)| (key.clone(), group.clone()))
-        .collect();
+    let terminating = lifecycle::held(state, "scheduling.k8s.io", "podgroups", PODGROUP_PROTECTION);
     for (key, group) in terminating {
         let in_use = state
             .list("", "pods", Some(&key.namespace))

@@ -326,7 +326,7 @@ impl<'a> Node<'a> {
         }
         if let Some(s) = value.as_str() {
             if let Some(pattern) = self.0["pattern"].as_str()
-                && regex::Regex::new(pattern).is_ok_and(|re| !re.is_match(s))
+                && compiled(pattern).is_some_and(|re| !re.is_match(s))
             {
                 out.push(cause(
                     "FieldValueInvalid",
@@ -357,6 +357,20 @@ impl<'a> Node<'a> {
             }
         }
     }
+}
+
+/// `pattern` compiled, once per pattern for the process (every write of a custom resource
+/// checks its schema's patterns); `None` when it does not compile.
+fn compiled(pattern: &str) -> Option<regex::Regex> {
+    type Cache = std::collections::HashMap<String, Option<regex::Regex>>;
+    static PATTERNS: std::sync::LazyLock<std::sync::Mutex<Cache>> =
+        std::sync::LazyLock::new(Default::default);
+    PATTERNS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .entry(pattern.to_string())
+        .or_insert_with(|| regex::Regex::new(pattern).ok())
+        .clone()
 }
 
 #[cfg(test)]

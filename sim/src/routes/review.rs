@@ -61,7 +61,7 @@ fn attributes_of(spec: &AccessSpec) -> Attributes {
     }
 }
 
-fn invalid(kind: &str, errors: Errors) -> Result<(), ApiError> {
+fn invalid(errors: Errors) -> Result<(), ApiError> {
     if errors.0.is_empty() {
         return Ok(());
     }
@@ -72,14 +72,7 @@ fn invalid(kind: &str, errors: Errors) -> Result<(), ApiError> {
     };
     // kube-apiserver names no kind, in the message or the details: its internal review
     // object carries none (`.authorization.k8s.io "" is invalid`).
-    let mut error = ApiError::invalid(kind, &subject, errors.0);
-    error.message = error
-        .message
-        .replacen(&format!("{kind}.{GROUP}"), &format!(".{GROUP}"), 1);
-    if let Some(details) = error.details.as_mut() {
-        details.kind = None;
-    }
-    Err(error)
+    Err(ApiError::invalid("", &subject, errors.0))
 }
 
 /// kube's `ValidateSelfSubjectAccessReviewSpec`: exactly one of the attribute kinds.
@@ -235,7 +228,7 @@ pub(super) fn create(
             }
         }
     }
-    invalid(kind, errors)?;
+    invalid(errors)?;
     super::write::record_answered_create(request, &target.rt, &mut review)?;
     let decision = rbac::authorize(&state, &user, &attributes_of(&spec));
     review["status"] = decision_status(decision);

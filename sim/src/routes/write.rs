@@ -414,6 +414,18 @@ pub(crate) fn record_answered_create(
     Ok(())
 }
 
+/// Sets `to[field]` to `from[field]`, or removes it from `to` when `from` has none.
+fn copy_field(from: &Value, to: &mut Value, field: &str) {
+    match from.get(field) {
+        Some(value) => to[field] = value.clone(),
+        None => {
+            if let Some(map) = to.as_object_mut() {
+                map.remove(field);
+            }
+        }
+    }
+}
+
 /// 422 Invalid for the request's `PatchOptions` (its query), with one cause.
 fn patch_options_invalid(reason: &'static str, field: &str, message: &str) -> ApiError {
     let subject = Subject {
@@ -589,49 +601,23 @@ fn commit(
             "deletionGracePeriodSeconds",
             "generation",
         ] {
-            match live["metadata"].get(field) {
-                Some(v) => object["metadata"][field] = v.clone(),
-                None => {
-                    if let Some(m) = object["metadata"].as_object_mut() {
-                        m.remove(field);
-                    }
-                }
-            }
+            copy_field(&live["metadata"], &mut object["metadata"], field);
         }
         match subresource {
             Some("status") => {
-                let status = object.get("status").cloned();
                 let mut only_status = live.clone();
-                only_status["metadata"]["managedFields"] =
-                    object["metadata"]["managedFields"].clone();
+                copy_field(
+                    &object["metadata"],
+                    &mut only_status["metadata"],
+                    "managedFields",
+                );
                 for field in rt.status_metadata.written_fields() {
-                    match object["metadata"].get(*field) {
-                        Some(v) => only_status["metadata"][*field] = v.clone(),
-                        None => {
-                            if let Some(m) = only_status["metadata"].as_object_mut() {
-                                m.remove(*field);
-                            }
-                        }
-                    }
+                    copy_field(&object["metadata"], &mut only_status["metadata"], field);
                 }
-                match status {
-                    Some(s) => only_status["status"] = s,
-                    None => {
-                        if let Some(m) = only_status.as_object_mut() {
-                            m.remove("status");
-                        }
-                    }
-                }
+                copy_field(&object, &mut only_status, "status");
                 object = only_status;
             }
-            _ if rt.status_subresource => match live.get("status") {
-                Some(s) => object["status"] = s.clone(),
-                None => {
-                    if let Some(m) = object.as_object_mut() {
-                        m.remove("status");
-                    }
-                }
-            },
+            _ if rt.status_subresource => copy_field(live, &mut object, "status"),
             _ => {}
         }
     } else {

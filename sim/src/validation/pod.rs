@@ -66,7 +66,14 @@ const POD_UPDATE_FORBIDDEN: &str = "pod updates may not change fields other than
 /// kube-apiserver's message goes on with a diff of its internal Go type, which krt-sim leaves
 /// out.
 pub(super) fn spec_update(old: &Value, new: &Value, errors: &mut Errors) {
-    let comparable = |spec: &Value, other: &Value| {
+    // Tolerations may only be added to; a negative grace period may become 1.
+    let tolerations = |spec: &Value| spec["tolerations"].as_array().cloned().unwrap_or_default();
+    let added_tolerations = tolerations(old)
+        .iter()
+        .all(|t| tolerations(new).contains(t));
+    let grace = |spec: &Value| spec["terminationGracePeriodSeconds"].as_i64();
+    let grace_from_negative = grace(old).is_some_and(|g| g < 0) && grace(new) == Some(1);
+    let view = |spec: &Value| {
         let mut spec = spec.clone();
         for list in ["containers", "initContainers"] {
             for container in spec[list].as_array_mut().into_iter().flatten() {
@@ -77,41 +84,16 @@ pub(super) fn spec_update(old: &Value, new: &Value, errors: &mut Errors) {
         }
         if let Some(map) = spec.as_object_mut() {
             map.remove("activeDeadlineSeconds");
-            // Tolerations may only be added to.
-            let old_tolerations = other["tolerations"].as_array().cloned().unwrap_or_default();
-            if map
-                .get("tolerations")
-                .and_then(Value::as_array)
-                .is_some_and(|t| old_tolerations.iter().all(|o| t.contains(o)))
-                || old_tolerations.is_empty()
-            {
+            if added_tolerations {
                 map.remove("tolerations");
             }
-            // A negative grace period may become 1.
-            if other["terminationGracePeriodSeconds"]
-                .as_i64()
-                .is_some_and(|g| g < 0)
-                && map
-                    .get("terminationGracePeriodSeconds")
-                    .and_then(Value::as_i64)
-                    == Some(1)
-            {
+            if grace_from_negative {
                 map.remove("terminationGracePeriodSeconds");
             }
         }
         spec
     };
-    let mut old_view = comparable(old, new);
-    let new_view = comparable(new, old);
-    // Only the new side's allowances apply: drop from the old view what the new one dropped.
-    if let Some(map) = old_view.as_object_mut() {
-        for field in ["tolerations", "terminationGracePeriodSeconds"] {
-            if new_view.get(field).is_none() {
-                map.remove(field);
-            }
-        }
-    }
-    if old_view != new_view {
+    if view(old) != view(new) {
         errors.forbidden("spec", POD_UPDATE_FORBIDDEN);
     }
 }

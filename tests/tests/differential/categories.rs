@@ -42,20 +42,8 @@ fn id(category: &str, what: &str) -> String {
 
 fn config_map(name: &str, extra: Value) -> Value {
     let mut object = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"a": "1"}});
-    merge(&mut object, extra);
+    krt_guest::merge::json::apply(&mut object, &extra);
     object
-}
-
-/// `patch` merged into `target` (RFC 7386, without deletes).
-fn merge(target: &mut Value, patch: Value) {
-    match (target, patch) {
-        (Value::Object(target), Value::Object(patch)) => {
-            for (key, value) in patch {
-                merge(target.entry(key).or_insert(Value::Null), value);
-            }
-        }
-        (target, patch) => *target = patch,
-    }
 }
 
 /// A finalizer holds a deleted object; a new one may not be added while it is deleting.

@@ -101,17 +101,16 @@ pub fn normalize(value: &mut Value) {
                 *version = "<resourceVersion>".into();
             }
             // managedFields name list items by key, and an ownerReference's key is its uid.
-            if map.keys().any(|k| k.contains("\"uid\":\"")) {
+            if map.keys().any(|k| uids_replaced(k).is_some()) {
                 *map = std::mem::take(map)
                     .into_iter()
-                    .map(|(k, v)| (uid_free(&k), v))
+                    .map(|(k, v)| (uids_replaced(&k).unwrap_or(k), v))
                     .collect();
             }
             map.values_mut().for_each(normalize)
         }
         Value::Array(items) => items.iter_mut().for_each(normalize),
         Value::String(text) if jiff::Timestamp::from_str(text).is_ok() => *text = "<time>".into(),
-        Value::String(text) if is_uid(text) => *text = "<uid>".into(),
         // Who the client is differs by its certificate, the cluster by its CA.
         Value::String(text) if text.starts_with("X509SHA256=") => {
             *text = "X509SHA256=<fingerprint>".into();
@@ -119,29 +118,18 @@ pub fn normalize(value: &mut Value) {
         Value::String(text) if text.starts_with("-----BEGIN CERTIFICATE-----") => {
             *text = "<certificate>".into();
         }
-        // A uid inside a text (a Job's selector as a Table prints it).
-        Value::String(text) if uids_replaced(text).is_some() => {
-            *text = uids_replaced(text).unwrap_or_default();
-        }
         Value::String(text) => {
+            // A uid, or one inside a text (a Job's selector as a Table prints it).
+            if let Some(free) = uids_replaced(text) {
+                *text = free;
             // The projected token volume's random suffix.
-            if let Some(suffix) = text.strip_prefix("kube-api-access-")
+            } else if let Some(suffix) = text.strip_prefix("kube-api-access-")
                 && suffix.len() == 5
             {
                 *text = "kube-api-access-<random>".into();
             }
         }
         _ => {}
-    }
-}
-
-/// `k:{"uid":"…"}` with the uid replaced by `<uid>`.
-fn uid_free(key: &str) -> String {
-    match key.split_once("\"uid\":\"") {
-        Some((head, rest)) if rest.len() >= 36 && is_uid(&rest[..36]) => {
-            format!("{head}\"uid\":\"<uid>{}", &rest[36..])
-        }
-        _ => key.to_owned(),
     }
 }
 

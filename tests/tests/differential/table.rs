@@ -55,14 +55,14 @@ pub fn table() -> Vec<Step> {
                     path: &str,
                     content_type: Option<&str>,
                     body: Option<Value>| Step {
-            id: id(what),
-            method: method.into(),
-            path: path.into(),
             content_type: content_type.map(Into::into),
             body,
-            accept: None,
-            keys: Vec::new(),
-            settle_ms: 0,
+            ..Step::new(id(what), method, path)
+        };
+        // Its controllers write to what a step of a controlled kind makes or changes.
+        let settled = |step: Step| match CONTROLLED.contains(&kind.kind) {
+            true => step.settle(SETTLE_MS),
+            false => step,
         };
         let renamed = |suffix: &str| {
             let mut copy = object.clone();
@@ -70,11 +70,13 @@ pub fn table() -> Vec<Step> {
             copy
         };
         let json = Some("application/json");
-        let mut create = step("create", "POST", &collection, json, Some(object.clone()));
-        if CONTROLLED.contains(&kind.kind) {
-            create.settle_ms = SETTLE_MS;
-        }
-        steps.push(create);
+        steps.push(settled(step(
+            "create",
+            "POST",
+            &collection,
+            json,
+            Some(object.clone()),
+        )));
         steps.push(step(
             "create again",
             "POST",
@@ -100,7 +102,8 @@ pub fn table() -> Vec<Step> {
             Some("application/merge-patch+json"),
             Some(json!({"metadata": {"labels": {"differential": "merge"}}})),
         ));
-        let mut json_patch = step(
+        // The patch replaces every annotation, controllers' too: they put theirs back.
+        steps.push(settled(step(
             "json patch",
             "PATCH",
             &item,
@@ -108,12 +111,7 @@ pub fn table() -> Vec<Step> {
             Some(
                 json!([{"op": "add", "path": "/metadata/annotations", "value": {"differential": "json"}}]),
             ),
-        );
-        // The patch replaces every annotation, controllers' too: they put theirs back.
-        if CONTROLLED.contains(&kind.kind) {
-            json_patch.settle_ms = SETTLE_MS;
-        }
-        steps.push(json_patch);
+        )));
         if !is_custom(kind) {
             steps.push(step(
                 "strategic merge patch",
@@ -175,18 +173,14 @@ pub fn table() -> Vec<Step> {
             Some(unknown.clone()),
         ));
         unknown["metadata"]["name"] = json!(format!("{name}-warn"));
-        let mut warn = step(
+        // It creates an object, which its controllers then write to.
+        steps.push(settled(step(
             "unknown field, Warn",
             "POST",
             &format!("{collection}?fieldValidation=Warn"),
             json,
             Some(unknown),
-        );
-        // It creates an object, which its controllers then write to.
-        if CONTROLLED.contains(&kind.kind) {
-            warn.settle_ms = SETTLE_MS;
-        }
-        steps.push(warn);
+        )));
         steps.push(step(
             "invalid name",
             "POST",
@@ -227,31 +221,23 @@ pub fn table() -> Vec<Step> {
             None,
             None,
         ));
-        let mut scale = step(
+        // A new scale is a rollout: its controllers write.
+        steps.push(settled(step(
             "patch scale",
             "PATCH",
             &format!("{item}/scale"),
             Some("application/merge-patch+json"),
             Some(json!({"spec": {"replicas": 2}})),
-        );
-        // A new scale is a rollout: its controllers write.
-        if CONTROLLED.contains(&kind.kind) {
-            scale.settle_ms = SETTLE_MS;
-        }
-        steps.push(scale);
+        )));
         // A write through `/status` keeps the spec, and keeps or drops metadata as the
         // kind's status strategy says; 404 where the kind has no status.
-        let mut status = step(
+        steps.push(settled(step(
             "patch status",
             "PATCH",
             &format!("{item}/status"),
             Some("application/merge-patch+json"),
             Some(json!({"metadata": {"labels": {"differential": "status"}}})),
-        );
-        if CONTROLLED.contains(&kind.kind) {
-            status.settle_ms = SETTLE_MS;
-        }
-        steps.push(status);
+        )));
         steps.push(step("get after the status patch", "GET", &item, None, None));
         if WATCHED.contains(&kind.kind) {
             steps.push(step(
