@@ -23,6 +23,17 @@ pub mod target;
 #[allow(unsafe_code, reason = "wit-bindgen's generated import and export glue")]
 pub mod component;
 
+#[cfg(all(
+    target_arch = "wasm32",
+    feature = "component",
+    not(target_feature = "atomics")
+))]
+#[allow(
+    unsafe_code,
+    reason = "a global allocator's memory source is unsafe to implement"
+)]
+mod allocator;
+
 /// Lets the generated `export!` macro name this crate as `guest` from inside it too.
 #[cfg(all(target_arch = "wasm32", feature = "bindings"))]
 extern crate self as krt_guest;

@@ -18,6 +18,7 @@ use crate::model::{
 use crate::normalize::{self, LAST_APPLIED_ANNOTATION};
 use crate::target::{self, Manifest, Target};
 use serde_json::Value;
+use std::rc::Rc;
 
 /// How long (in slept milliseconds) a replace waits for the old object to disappear.
 const REPLACE_WAIT_MS: u32 = 60_000;
@@ -88,7 +89,7 @@ pub fn apply_observed<C: Cluster, H: HostServices>(
                     note: None,
                 };
                 let outcome = applier.run(observation);
-                response.live = applier.live.as_ref().map(normalize::normalize_result);
+                response.live = applier.live.as_deref().map(normalize::normalize_result);
                 response.retries = applier.retries;
                 seen = applier.observation();
                 outcome
@@ -175,7 +176,7 @@ struct Applier<'a, C, H> {
     prior: Option<&'a Resource>,
     target: Target,
     /// The live object as last read, or as observed by an earlier call (raw).
-    live: Option<Value>,
+    live: Option<Rc<Value>>,
     /// Whether `live` is an earlier call's observation that this call has
     /// not read again: a write is then made without a dry run before it.
     observed: bool,
@@ -192,7 +193,7 @@ struct Applier<'a, C, H> {
 /// What a write attempt asks the retry loop to do.
 enum Step {
     /// Finished with this object and action.
-    Done(Value, Action),
+    Done(Rc<Value>, Action),
     /// Re-read and try again (an optimistic-concurrency conflict or a create race).
     Retry(ApiError),
     /// Read again and compare again: the dry run answered from a newer object than the one
@@ -235,7 +236,8 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
         self.live = self
             .cluster
             .get(&self.target.api, self.namespace(), &self.target.name)
-            .map_err(|e| self.map(&e, Operation::Get))?;
+            .map_err(|e| self.map(&e, Operation::Get))?
+            .map(Rc::new);
         self.observed = false;
         self.read = true;
         Ok(())
@@ -250,7 +252,7 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
                 _ => return false,
             },
         };
-        self.live = live;
+        self.live = live.map(Rc::new);
         self.observed = true;
         self.read = true;
         true
@@ -282,7 +284,7 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
     fn run(
         &mut self,
         observation: Option<&Observation>,
-    ) -> Result<(Value, Action, Option<Status>), Status> {
+    ) -> Result<(Rc<Value>, Action, Option<Status>), Status> {
         if !observation.is_some_and(|o| self.observe(o)) {
             self.get()?;
         }
@@ -362,7 +364,7 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
         let body = self.target.object.clone();
         let Some(live) = self.live.clone() else {
             if self.options.dry_run && self.options.offline {
-                return Ok(Step::Done(body, Action::Create));
+                return Ok(Step::Done(body.into(), Action::Create));
             }
             return self.write_apply(&body, self.options.dry_run, Action::Create);
         };
@@ -391,7 +393,7 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
             return Ok(Step::Done(live, Action::Unchanged));
         }
         if self.options.dry_run {
-            return Ok(Step::Done(predicted, Action::Update));
+            return Ok(Step::Done(predicted.into(), Action::Update));
         }
         self.write_apply(&body, false, Action::Update)
     }
@@ -403,7 +405,7 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
                     Action::Create if self.observed && existed_before(&result) => Action::Update,
                     action => action,
                 };
-                Ok(Step::Done(result, action))
+                Ok(Step::Done(result.into(), action))
             }
             Err(e) => self.write_failed(e),
         }
@@ -417,10 +419,10 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
                 Some(note) if self.options.mode == ApplyMode::ClientSideThreeWay => {
                     self.note = Some(note);
                 }
-                _ => return Step::Done(result, Action::Unchanged),
+                _ => return Step::Done(result.into(), Action::Unchanged),
             }
         }
-        Step::Done(result, Action::Update)
+        Step::Done(result.into(), Action::Update)
     }
 
     /// Client-side three-way merge: create when absent, else patch from prior, plan and live.
@@ -470,10 +472,10 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
             self.note = Some(note);
         }
         if self.options.dry_run {
-            return Ok(Step::Done(predicted, Action::Update));
+            return Ok(Step::Done(predicted.into(), Action::Update));
         }
         match self.patch(computed.type_, &body, false) {
-            Ok(result) => Ok(Step::Done(result, Action::Update)),
+            Ok(result) => Ok(Step::Done(result.into(), Action::Update)),
             Err(e) => self.write_failed(e),
         }
     }
@@ -565,7 +567,7 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
     fn create(&mut self) -> Result<Step, Status> {
         let object = last_applied::annotate(&self.target.object, None);
         if self.options.dry_run && self.options.offline {
-            return Ok(Step::Done(object, Action::Create));
+            return Ok(Step::Done(object.into(), Action::Create));
         }
         let options = CreateOptions {
             dry_run: self.options.dry_run,
@@ -575,7 +577,7 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
             .cluster
             .create(&self.target.api, self.namespace(), &object, &options)
         {
-            Ok(result) => Ok(Step::Done(result, Action::Create)),
+            Ok(result) => Ok(Step::Done(result.into(), Action::Create)),
             // Someone created it since our GET: read it and patch instead.
             Err(e) if errors::is_already_exists(&e) && !self.options.dry_run => Ok(Step::Retry(e)),
             Err(e) => Err(self.map(&e, Operation::Create)),
@@ -649,7 +651,10 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
             ),
         );
         if self.options.dry_run {
-            return Ok(Step::Done(self.target.object.clone(), Action::Replace));
+            return Ok(Step::Done(
+                self.target.object.clone().into(),
+                Action::Replace,
+            ));
         }
         delete_target(
             self.cluster,
@@ -673,7 +678,7 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
             ),
         };
         created
-            .map(|result| Step::Done(result, Action::Replace))
+            .map(|result| Step::Done(result.into(), Action::Replace))
             .map_err(|e| self.map(&e, Operation::Create))
     }
 

@@ -1,6 +1,7 @@
 //! Per-kind validation (kube's `pkg/apis/*/validation`): workloads, ConfigMaps and Secrets,
 //! CronJob schedules, Services, StorageClasses and CRDs, on create and on update.
 
+use base64::Engine as _;
 use std::collections::HashSet;
 
 use serde_json::Value;
@@ -227,11 +228,21 @@ pub fn check(kind: &str, object: &Value, live: Option<&Value>, errors: &mut Erro
         "Event" => event_namespace(object, errors),
         "ConfigMap" => {
             data_keys(object, &["data", "binaryData"], errors);
-            let size: usize = ["data", "binaryData"]
-                .iter()
-                .flat_map(|f| object[*f].as_object().into_iter().flatten())
-                .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
-                .sum();
+            // The values' bytes, as kube's ValidateConfigMap counts them: a `binaryData`
+            // value decoded, no key counted.
+            let bytes = |field: &str| -> usize {
+                let values = object[field].as_object().into_iter().flatten();
+                values
+                    .filter_map(|(_, v)| v.as_str())
+                    .map(|text| match field {
+                        "binaryData" => base64::engine::general_purpose::STANDARD
+                            .decode(text)
+                            .map_or(text.len(), |raw| raw.len()),
+                        _ => text.len(),
+                    })
+                    .sum()
+            };
+            let size = bytes("data") + bytes("binaryData");
             if size > 1024 * 1024 {
                 errors.too_long("", 1024 * 1024);
             }

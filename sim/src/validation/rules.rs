@@ -71,12 +71,14 @@ impl Errors {
         ));
     }
 
-    /// `field.TooLong` for a total size.
+    /// `field.TooLong` for a total size; an empty `field` is the whole object, which kube's
+    /// field path prints as `[]`.
     pub fn too_long(&mut self, field: &str, max: usize) {
+        let unit = if max == 1 { "byte" } else { "bytes" };
         self.0.push(cause(
             "FieldValueTooLong",
-            field,
-            format!("Too long: must have at most {max} bytes"),
+            if field.is_empty() { "[]" } else { field },
+            format!("Too long: may not be more than {max} {unit}"),
         ));
     }
 

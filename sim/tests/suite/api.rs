@@ -641,3 +641,35 @@ async fn a_thousand_concurrent_writes_are_all_kept_in_commit_order() {
         "the watch saw every write once, in resourceVersion order"
     );
 }
+
+/// A ConfigMap may hold 1 MiB of values, counted as kube's ValidateConfigMap counts them: the
+/// bytes of each `data` value and of each decoded `binaryData` value, no key counted.
+#[tokio::test]
+async fn a_config_map_holds_a_mebibyte_of_values_with_binary_data_counted_decoded() {
+    use base64::Engine as _;
+    let sim = krt_sim::Sim::start().await.unwrap();
+    const MIB: usize = 1024 * 1024;
+    let binary = |name: &str, raw: usize| {
+        let text = base64::engine::general_purpose::STANDARD.encode(vec![7u8; raw]);
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
+               "binaryData": {"runtime.wasm": text}})
+    };
+    // 900 KiB of bytes: 1.2 MB as base64 text, within the limit.
+    let (code, _) = call(&sim, "POST", CM, JSON, Some(binary("binary", 900 * 1024))).await;
+    assert_eq!(code, 201, "binaryData counts its decoded bytes");
+    let (code, _) = call(&sim, "POST", CM, JSON, Some(binary("over", MIB + 1))).await;
+    assert_eq!(code, 422, "one byte over a MiB");
+    // Exactly a MiB of `data` under a long key: the key does not count.
+    let exact = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "exact"},
+                       "data": {"a-long-key-that-is-not-counted": "x".repeat(MIB)}});
+    let (code, _) = call(&sim, "POST", CM, JSON, Some(exact)).await;
+    assert_eq!(code, 201, "keys are not counted");
+    let (code, answer) = post_cm(&sim, "too-long", &"x".repeat(MIB + 1)).await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        answer["message"],
+        "ConfigMap \"too-long\" is invalid: []: Too long: may not be more than 1048576 bytes",
+        "kube-apiserver v1.36.2's words"
+    );
+    assert_eq!(answer["details"]["causes"][0]["field"], "[]");
+}
