@@ -32,6 +32,19 @@ pub trait Cluster {
         name: &str,
     ) -> Result<Option<Value>, ApiError>;
 
+    /// Reads an object as the runtime's answers carry it
+    /// ([`normalize_result`](crate::normalize::normalize_result)); `None` when absent.
+    /// The component's imports parse only what is kept.
+    fn get_result(
+        &self,
+        resource: &ApiResource,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<Value>, ApiError> {
+        let object = self.get(resource, namespace, name)?;
+        Ok(object.as_ref().map(crate::normalize::normalize_result))
+    }
+
     /// Creates an object.
     fn create(
         &self,

@@ -101,13 +101,16 @@ fn error_in(e: k8s::ApiError) -> m::ApiError {
 }
 
 fn object_in(text: &str) -> Result<Value, m::ApiError> {
-    parse(text).map_err(|e| {
-        m::ApiError::api(
-            500,
-            "InternalError",
-            format!("the host returned an object that is not valid JSON: {e}"),
-        )
-    })
+    parse(text).map_err(not_json)
+}
+
+/// The error of an object the host returned that does not parse.
+fn not_json(e: serde_json::Error) -> m::ApiError {
+    m::ApiError::api(
+        500,
+        "InternalError",
+        format!("the host returned an object that is not valid JSON: {e}"),
+    )
 }
 
 // ---- values out ----
@@ -225,6 +228,18 @@ impl Cluster for Imports {
             .map_err(error_in)?
             .as_deref()
             .map(object_in)
+            .transpose()
+    }
+
+    fn get_result(
+        &self,
+        r: &m::ApiResource,
+        ns: Option<&str>,
+        name: &str,
+    ) -> Result<Option<Value>, m::ApiError> {
+        let text = k8s::get(&api_out(r), ns, name).map_err(error_in)?;
+        text.as_deref()
+            .map(|text| crate::normalize::parse_result(text).map_err(not_json))
             .transpose()
     }
 

@@ -1,5 +1,6 @@
 //! Removing server-set fields from objects (k8s-semantics §2 and §8.2 D2).
 
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
 /// The annotation `kubectl apply` stores the last applied configuration in.
@@ -27,11 +28,95 @@ pub fn normalize(object: &Value) -> Value {
 /// `metadata.uid` stays, so that a caller can tell this object from a later one of the
 /// same name (krt records it, and deletes only the object with that UID).
 pub fn normalize_result(object: &Value) -> Value {
-    let kept: Vec<&str> = SERVER_METADATA
-        .into_iter()
-        .filter(|k| *k != "uid")
-        .collect();
-    strip_server_fields(object, &kept)
+    strip_server_fields(object, &RESULT_DROPPED)
+}
+
+/// The `metadata` fields [`normalize_result`] removes: the server's, but `uid`.
+const RESULT_DROPPED: [&str; 5] = [
+    "managedFields",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "selfLink",
+];
+
+/// [`normalize_result`] of the object JSON `text` holds, parsed once: `status` and the removed
+/// `metadata` fields are skipped as they are read, never built (they are often most of an
+/// object). Text that is not an object with an object `metadata` is parsed whole and normalized
+/// as [`normalize_result`] does, with its errors.
+pub fn parse_result(text: &str) -> Result<Value, serde_json::Error> {
+    let mut input = serde_json::Deserializer::from_str(text);
+    let parsed = input
+        .deserialize_map(Stripped(&RESULT_DROPPED))
+        .and_then(|object| input.end().map(|()| object));
+    match parsed {
+        Ok(object) => Ok(Value::Object(object)),
+        Err(_) => serde_json::from_str(text).map(|whole| normalize_result(&whole)),
+    }
+}
+
+/// A JSON object without `status`, and its `metadata` without the fields named (at the top
+/// level), or with every field (as `metadata`).
+struct Stripped<'a>(&'a [&'a str]);
+
+impl<'de> Visitor<'de> for Stripped<'_> {
+    type Value = Map<String, Value>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a Kubernetes object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut fields: A) -> Result<Self::Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = fields.next_key::<String>()? {
+            match key.as_str() {
+                "status" => {
+                    fields.next_value::<IgnoredAny>()?;
+                }
+                "metadata" => {
+                    let metadata = fields.next_value_seed(Metadata(self.0))?;
+                    out.insert(key, Value::Object(metadata));
+                }
+                _ => {
+                    let value = fields.next_value::<Value>()?;
+                    out.insert(key, value);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// An object's `metadata` without the fields named.
+struct Metadata<'a>(&'a [&'a str]);
+
+impl<'de> DeserializeSeed<'de> for Metadata<'_> {
+    type Value = Map<String, Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, input: D) -> Result<Self::Value, D::Error> {
+        input.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Metadata<'_> {
+    type Value = Map<String, Value>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an object's metadata")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut fields: A) -> Result<Self::Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = fields.next_key::<String>()? {
+            if self.0.contains(&key.as_str()) {
+                fields.next_value::<IgnoredAny>()?;
+            } else {
+                let value = fields.next_value::<Value>()?;
+                out.insert(key, value);
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// `object` without `status` and the `metadata` fields named in `fields`, in
@@ -179,6 +264,34 @@ mod tests {
             normalize_for_diff(&live),
             json!({"metadata": {"name": "a"}})
         );
+    }
+
+    #[test]
+    fn parsing_a_result_equals_normalizing_the_parsed_object() {
+        let texts = [
+            r#"{"kind":"ConfigMap","metadata":{"name":"a","uid":"u","resourceVersion":"7","managedFields":[{"manager":"m","fieldsV1":{"f:data":{}}}],"labels":{"b":"c"},"generation":2,"selfLink":"/x","creationTimestamp":"t"},"data":{"k":"v"},"status":{"phase":"x"}}"#,
+            r#"{"status":1,"metadata":{"name":"a","name":"b"},"spec":{"status":"kept below the top"}}"#,
+            r#"{"metadata":null,"status":{}}"#,
+            r#"{"kind":"List"}"#,
+            r#"[{"metadata":{"uid":"u"}}]"#,
+            r#""text""#,
+            "{}",
+        ];
+        for text in texts {
+            let whole: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(
+                parse_result(text).unwrap(),
+                normalize_result(&whole),
+                "{text}"
+            );
+        }
+        for bad in [r#"{"metadata":{"name":}"#, r#"{"a":1} trailing"#, ""] {
+            assert_eq!(
+                parse_result(bad).unwrap_err().to_string(),
+                serde_json::from_str::<Value>(bad).unwrap_err().to_string(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

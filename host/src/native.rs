@@ -11,6 +11,7 @@ use krt_guest::model::{
     ObservedResponse, PatchOptions, PatchType, Progress, ReadOptions, ReadResponse, Resource,
     Status, StatusCode, WatchEvent, WatchOptions, WatchRequest, WatchResponse,
 };
+use krt_guest::normalize::parse_result;
 use krt_stack::{Event, EventSink, Runtime, TracingSink};
 use serde_json::Value;
 use std::sync::Arc;
@@ -212,13 +213,16 @@ fn stop_if_canceled(canceled: &AtomicBool) {
 }
 
 fn parse(text: String) -> Result<Value, ApiError> {
-    serde_json::from_str(&text).map_err(|e| {
-        ApiError::api(
-            500,
-            "InternalError",
-            format!("the API server sent invalid JSON: {e}"),
-        )
-    })
+    serde_json::from_str(&text).map_err(invalid_json)
+}
+
+/// The error of an answer that does not parse.
+fn invalid_json(e: serde_json::Error) -> ApiError {
+    ApiError::api(
+        500,
+        "InternalError",
+        format!("the API server sent invalid JSON: {e}"),
+    )
 }
 
 impl Cluster for NativeCluster {
@@ -235,6 +239,17 @@ impl Cluster for NativeCluster {
         name: &str,
     ) -> Result<Option<Value>, ApiError> {
         let found = self.block(self.cluster.get(resource, namespace, name))?;
+        found.map(parse).transpose()
+    }
+
+    fn get_result(
+        &self,
+        resource: &ApiResource,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<Value>, ApiError> {
+        let found = self.block(self.cluster.get(resource, namespace, name))?;
+        let parse = |text: String| parse_result(&text).map_err(invalid_json);
         found.map(parse).transpose()
     }
 

@@ -548,6 +548,8 @@ impl Bench {
             let other = lever(options.clone(), ComponentSource::File(path)).await;
             versus!(levers, &other, &component, format!("{label}: apply, unchanged Deployment"),
                 "", rt => rt.apply_ok(&web, &apply));
+            versus!(levers, &other, &component, format!("{label}: read, Deployment"),
+                "", rt => rt.read_ok(&web, &read));
             versus!(levers, &other, &component, format!("{label}: watch, 1 MiB ConfigMap"),
                 "", rt => rt.watch_ok(&big, &watch));
             versus!(levers, &other, &component, format!("{label}: instantiate + call"),

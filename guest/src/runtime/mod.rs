@@ -68,10 +68,15 @@ fn resolve_patiently<C: Cluster, H: HostServices>(
 /// The resource to return: `object` normalized, with id, type, dependsOn and
 /// extensions copied from the request.
 fn result_resource(request: &Resource, object: &Value) -> Resource {
+    result_resource_of(request, normalize::normalize_result(object))
+}
+
+/// The resource answered for `request`, with `attributes` already normalized.
+fn result_resource_of(request: &Resource, attributes: Value) -> Resource {
     Resource {
         id: request.id.clone(),
         type_: request.type_.clone(),
-        attributes: normalize::normalize_result(object),
+        attributes,
         depends_on: request.depends_on.clone(),
         extensions: request.extensions.clone(),
     }
