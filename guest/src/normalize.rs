@@ -47,7 +47,10 @@ const RESULT_DROPPED: [&str; 5] = [
 pub fn parse_result(text: &str) -> Result<Value, serde_json::Error> {
     let mut input = serde_json::Deserializer::from_str(text);
     let parsed = input
-        .deserialize_map(Stripped(&RESULT_DROPPED))
+        .deserialize_map(Stripped {
+            dropped: &["status"],
+            metadata: Some(&RESULT_DROPPED),
+        })
         .and_then(|object| input.end().map(|()| object));
     match parsed {
         Ok(object) => Ok(Value::Object(object)),
@@ -55,42 +58,14 @@ pub fn parse_result(text: &str) -> Result<Value, serde_json::Error> {
     }
 }
 
-/// A JSON object without `status`, and its `metadata` without the fields named (at the top
-/// level), or with every field (as `metadata`).
-struct Stripped<'a>(&'a [&'a str]);
-
-impl<'de> Visitor<'de> for Stripped<'_> {
-    type Value = Map<String, Value>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a Kubernetes object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut fields: A) -> Result<Self::Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(key) = fields.next_key::<String>()? {
-            match key.as_str() {
-                "status" => {
-                    fields.next_value::<IgnoredAny>()?;
-                }
-                "metadata" => {
-                    let metadata = fields.next_value_seed(Metadata(self.0))?;
-                    out.insert(key, Value::Object(metadata));
-                }
-                _ => {
-                    let value = fields.next_value::<Value>()?;
-                    out.insert(key, value);
-                }
-            }
-        }
-        Ok(out)
-    }
+/// A JSON object without the fields `dropped`, its `metadata` (when `metadata` is given)
+/// without those fields in turn.
+struct Stripped<'a> {
+    dropped: &'a [&'a str],
+    metadata: Option<&'a [&'a str]>,
 }
 
-/// An object's `metadata` without the fields named.
-struct Metadata<'a>(&'a [&'a str]);
-
-impl<'de> DeserializeSeed<'de> for Metadata<'_> {
+impl<'de> DeserializeSeed<'de> for Stripped<'_> {
     type Value = Map<String, Value>;
 
     fn deserialize<D: Deserializer<'de>>(self, input: D) -> Result<Self::Value, D::Error> {
@@ -98,22 +73,28 @@ impl<'de> DeserializeSeed<'de> for Metadata<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for Metadata<'_> {
+impl<'de> Visitor<'de> for Stripped<'_> {
     type Value = Map<String, Value>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("an object's metadata")
+        f.write_str("a JSON object")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut fields: A) -> Result<Self::Value, A::Error> {
         let mut out = Map::new();
         while let Some(key) = fields.next_key::<String>()? {
-            if self.0.contains(&key.as_str()) {
+            if self.dropped.contains(&key.as_str()) {
                 fields.next_value::<IgnoredAny>()?;
-            } else {
-                let value = fields.next_value::<Value>()?;
-                out.insert(key, value);
+                continue;
             }
+            let value = match (key.as_str(), self.metadata) {
+                ("metadata", Some(dropped)) => Value::Object(fields.next_value_seed(Stripped {
+                    dropped,
+                    metadata: None,
+                })?),
+                _ => fields.next_value::<Value>()?,
+            };
+            out.insert(key, value);
         }
         Ok(out)
     }
