@@ -7,6 +7,7 @@ use crate::manifest::{Loaded, ManifestError};
 use crate::state::State;
 use crate::wait::WaitSpec;
 use krt_guest::model::Resource;
+use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 
 /// Resources in dependency order with their edges.
@@ -159,14 +160,54 @@ fn id_index<'a>(resources: impl Iterator<Item = &'a Resource>) -> HashMap<&'a st
         .collect()
 }
 
+/// An object another one's admission requires to exist before it is created: kube-apiserver
+/// refuses a Pod whose ServiceAccount is missing (ServiceAccount admission) and a PodGroup
+/// whose Workload is missing (PodGroup admission), both with 403 Forbidden.
+fn required_kind(api_version: &str, kind: &str) -> Option<&'static str> {
+    match (api_version, kind) {
+        ("v1", "ServiceAccount") => Some("ServiceAccount"),
+        (v, "Workload") if v.starts_with("scheduling.k8s.io/") => Some("Workload"),
+        _ => None,
+    }
+}
+
+/// What `a` names that its admission requires to exist, as [`required_kind`] and name.
+fn requirements(a: &Value) -> Option<(&'static str, &str)> {
+    let spec = &a["spec"];
+    match (a["apiVersion"].as_str()?, a["kind"].as_str()?) {
+        ("v1", "Pod") => spec["serviceAccountName"]
+            .as_str()
+            .or_else(|| spec["serviceAccount"].as_str())
+            .map(|name| ("ServiceAccount", name)),
+        (v, "PodGroup") if v.starts_with("scheduling.k8s.io/") => {
+            let workload = &spec["podGroupTemplateRef"]["workload"];
+            workload["workloadName"]
+                .as_str()
+                .map(|name| ("Workload", name))
+        }
+        _ => None,
+    }
+}
+
 /// Explicit `dependsOn` edges plus the implicit ones: a namespaced object
-/// after its Namespace, a custom resource after its CRD.
+/// after its Namespace, a custom resource after its CRD, and an object after
+/// what its admission requires to exist in its namespace ([`requirements`]).
 fn edges(resources: &[Resource]) -> Vec<Vec<usize>> {
     let index = id_index(resources.iter());
     let mut namespaces = HashMap::new();
     let mut crds = HashMap::new();
+    let mut required = HashMap::new();
     for (i, r) in resources.iter().enumerate() {
         let a = &r.attributes;
+        let meta = &a["metadata"];
+        if let (Some(api_version), Some(kind), Some(name)) = (
+            a["apiVersion"].as_str(),
+            a["kind"].as_str(),
+            meta["name"].as_str(),
+        ) && let Some(what) = required_kind(api_version, kind)
+        {
+            required.insert((what, meta["namespace"].as_str(), name), i);
+        }
         match (a["apiVersion"].as_str(), a["kind"].as_str()) {
             (Some("v1"), Some("Namespace")) => {
                 if let Some(name) = a["metadata"]["name"].as_str() {
@@ -210,6 +251,12 @@ fn edges(resources: &[Resource]) -> Vec<Vec<usize>> {
                 && let Some(&crd) = crds.get(&(group, kind.to_owned()))
             {
                 deps.insert(crd);
+            }
+            if let Some((what, name)) = requirements(a)
+                && let Some(&needed) =
+                    required.get(&(what, a["metadata"]["namespace"].as_str(), name))
+            {
+                deps.insert(needed);
             }
             deps.remove(&i);
             deps.into_iter().collect()
@@ -314,6 +361,35 @@ mod tests {
             ]
         );
         assert_eq!(s.deps[0], [2, 3]);
+    }
+
+    #[test]
+    fn what_admission_requires_comes_first_in_its_namespace() {
+        let s = stack(
+            "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: {name: g, namespace: a}\n\
+             spec: {podGroupTemplateRef: {workload: {workloadName: w, podGroupTemplateName: t}}}\n---\n\
+             apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a}\nspec: {serviceAccountName: robot}\n---\n\
+             apiVersion: v1\nkind: Pod\nmetadata: {name: elsewhere, namespace: b}\nspec: {serviceAccountName: robot}\n---\n\
+             apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: robot, namespace: a}\n---\n\
+             apiVersion: scheduling.k8s.io/v1alpha2\nkind: Workload\nmetadata: {name: w, namespace: a}\n",
+        )
+        .unwrap();
+        assert_eq!(s.deps[0], [4], "the PodGroup after its Workload");
+        assert_eq!(s.deps[1], [3], "the Pod after its ServiceAccount");
+        assert!(
+            s.deps[2].is_empty(),
+            "another namespace's ServiceAccount is not the Pod's"
+        );
+        assert_eq!(
+            ordered(&s),
+            [
+                "v1:Pod:b:elsewhere",
+                "v1:ServiceAccount:a:robot",
+                "v1:Pod:a:p",
+                "scheduling.k8s.io/v1alpha2:Workload:a:w",
+                "scheduling.k8s.io/v1alpha2:PodGroup:a:g",
+            ]
+        );
     }
 
     #[test]

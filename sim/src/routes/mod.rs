@@ -1,6 +1,7 @@
 //! Routing of API requests: discovery and OpenAPI documents, and every object path to the
 //! read, write and delete handlers (or, for watches, to a [`Watch`] cursor).
 
+mod admission;
 mod components;
 mod delete;
 mod read;

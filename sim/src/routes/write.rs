@@ -677,6 +677,7 @@ fn commit(
     let namespace = target.namespace.as_deref().unwrap_or_default();
     rbac::escalation::check(state, ctx.user.as_ref(), rt, namespace, live, &object)?;
     validation::check(rt, live, &object)?;
+    super::admission::validate(state, rt, live, &object)?;
     // An EndpointSlice's registry also counts a change of its labels, a Deployment's one of its
     // annotations (they are copied to its ReplicaSets) (`PrepareForUpdate`).
     let counted = match (rt.custom, rt.kind.as_str()) {

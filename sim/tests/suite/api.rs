@@ -673,3 +673,42 @@ async fn a_config_map_holds_a_mebibyte_of_values_with_binary_data_counted_decode
     );
     assert_eq!(answer["details"]["causes"][0]["field"], "[]");
 }
+
+/// A PodGroup is admitted only once the Workload it names holds the template it names, as
+/// kube-apiserver's PodGroupWorkloadExists admission answers (403, nothing stored).
+#[tokio::test]
+async fn a_pod_group_needs_its_workload_and_template() {
+    let sim = krt_sim::Sim::start().await.unwrap();
+    let groups = "/apis/scheduling.k8s.io/v1alpha2/namespaces/default/podgroups";
+    let group = |template: &str| {
+        json!({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+               "metadata": {"name": "workers"},
+               "spec": {"podGroupTemplateRef": {"workload": {"workloadName": "training",
+                        "podGroupTemplateName": template}},
+                        "schedulingPolicy": {"gang": {"minCount": 2}}}})
+    };
+    let (code, answer) = call(&sim, "POST", groups, JSON, Some(group("workers"))).await;
+    assert_eq!((code, answer["reason"].as_str()), (403, Some("Forbidden")));
+    assert_eq!(
+        answer["message"],
+        "podgroups.scheduling.k8s.io \"workers\" is forbidden: PodGroup rejected: Workload \"training\" not found"
+    );
+    assert_eq!(answer["details"]["kind"], "podgroups");
+    let workload = json!({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "Workload",
+        "metadata": {"name": "training"},
+        "spec": {"podGroupTemplates": [{"name": "workers",
+                 "schedulingPolicy": {"gang": {"minCount": 2}}}]}});
+    let workloads = "/apis/scheduling.k8s.io/v1alpha2/namespaces/default/workloads";
+    assert_eq!(
+        call(&sim, "POST", workloads, JSON, Some(workload)).await.0,
+        201
+    );
+    let (code, answer) = call(&sim, "POST", groups, JSON, Some(group("drivers"))).await;
+    assert_eq!(code, 403);
+    assert_eq!(
+        answer["message"],
+        "podgroups.scheduling.k8s.io \"workers\" is forbidden: PodGroup rejected: PodGroupTemplate \"drivers\" not found in Workload \"training\""
+    );
+    let (code, _) = call(&sim, "POST", groups, JSON, Some(group("workers"))).await;
+    assert_eq!(code, 201, "admitted once the Workload holds the template");
+}
