@@ -3,8 +3,8 @@
 //!
 //! An instance serves one call and is then discarded, so the heap grows fast and is never
 //! handed back: it starts in a small arena of the module's own zero-initialized data (a call
-//! that allocates little never grows the memory, a `memory.grow` being the dearest step of a
-//! small call), then grows by at least as much as it already has.
+//! that allocates little never grows the memory), then grows by at least as much as it already
+//! has.
 
 use core::alloc::Layout;
 use core::ptr::NonNull;
@@ -34,7 +34,7 @@ pub struct Heap {
 // arena (no code touches `ARENA` but this) and pages `memory.grow` has just added.
 unsafe impl talc::source::Source for Heap {
     fn acquire<B: Binning>(talc: &mut Talc<Self, B>, layout: Layout) -> Result<(), ()> {
-        if talc.source.end.is_none() && talc.source.claimed == 0 {
+        if talc.source.claimed == 0 {
             // SAFETY: the arena is claimed once and used by nothing else.
             let end = unsafe { talc.claim((&raw mut ARENA).cast::<u8>(), ARENA_BYTES) };
             talc.source.end = end;

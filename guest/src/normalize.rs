@@ -6,6 +6,9 @@ use serde_json::{Map, Value};
 /// The annotation `kubectl apply` stores the last applied configuration in.
 pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
+/// The top-level fields normalization removes.
+const SERVER_TOP_LEVEL: [&str; 1] = ["status"];
+
 /// `metadata` fields the API server sets (Kusion's list).
 const SERVER_METADATA: [&str; 6] = [
     "managedFields",
@@ -48,7 +51,7 @@ pub fn parse_result(text: &str) -> Result<Value, serde_json::Error> {
     let mut input = serde_json::Deserializer::from_str(text);
     let parsed = input
         .deserialize_map(Stripped {
-            dropped: &["status"],
+            dropped: &SERVER_TOP_LEVEL,
             metadata: Some(&RESULT_DROPPED),
         })
         .and_then(|object| input.end().map(|()| object));
@@ -109,7 +112,7 @@ fn strip_server_fields(object: &Value, fields: &[&str]) -> Value {
     };
     let out = root
         .iter()
-        .filter(|(key, _)| *key != "status")
+        .filter(|(key, _)| !SERVER_TOP_LEVEL.contains(&key.as_str()))
         .map(|(key, value)| {
             let value = match (key.as_str(), value) {
                 ("metadata", Value::Object(meta)) => Value::Object(

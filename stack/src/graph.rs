@@ -160,38 +160,43 @@ fn id_index<'a>(resources: impl Iterator<Item = &'a Resource>) -> HashMap<&'a st
         .collect()
 }
 
-/// An object another one's admission requires to exist before it is created: kube-apiserver
-/// refuses a Pod whose ServiceAccount is missing (ServiceAccount admission) and a PodGroup
-/// whose Workload is missing (PodGroup admission), both with 403 Forbidden.
-fn required_kind(api_version: &str, kind: &str) -> Option<&'static str> {
-    match (api_version, kind) {
-        ("v1", "ServiceAccount") => Some("ServiceAccount"),
-        (v, "Workload") if v.starts_with("scheduling.k8s.io/") => Some("Workload"),
-        _ => None,
-    }
+/// A reference kube-apiserver's admission requires to resolve before it creates the object
+/// that holds it, in the object's namespace: it refuses a Pod whose ServiceAccount is missing
+/// (ServiceAccount admission) and a PodGroup whose Workload is missing (PodGroup admission),
+/// both with 403 Forbidden.
+struct Required {
+    /// The referring kind: its API group and kind.
+    from: (&'static str, &'static str),
+    /// Where it names the required object (JSON pointers, the first present wins).
+    names: &'static [&'static str],
+    /// The required kind: its API group and kind.
+    to: (&'static str, &'static str),
 }
 
-/// What `a` names that its admission requires to exist, as [`required_kind`] and name.
-fn requirements(a: &Value) -> Option<(&'static str, &str)> {
-    let spec = &a["spec"];
-    match (a["apiVersion"].as_str()?, a["kind"].as_str()?) {
-        ("v1", "Pod") => spec["serviceAccountName"]
-            .as_str()
-            .or_else(|| spec["serviceAccount"].as_str())
-            .map(|name| ("ServiceAccount", name)),
-        (v, "PodGroup") if v.starts_with("scheduling.k8s.io/") => {
-            let workload = &spec["podGroupTemplateRef"]["workload"];
-            workload["workloadName"]
-                .as_str()
-                .map(|name| ("Workload", name))
-        }
-        _ => None,
-    }
+/// The references [`edges`] orders by.
+const REQUIRED: [Required; 2] = [
+    Required {
+        from: ("", "Pod"),
+        names: &["/spec/serviceAccountName", "/spec/serviceAccount"],
+        to: ("", "ServiceAccount"),
+    },
+    Required {
+        from: ("scheduling.k8s.io", "PodGroup"),
+        names: &["/spec/podGroupTemplateRef/workload/workloadName"],
+        to: ("scheduling.k8s.io", "Workload"),
+    },
+];
+
+/// The API group and kind of `a`.
+fn group_kind(a: &Value) -> Option<(&str, &str)> {
+    let api_version = a["apiVersion"].as_str()?;
+    let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+    Some((group, a["kind"].as_str()?))
 }
 
 /// Explicit `dependsOn` edges plus the implicit ones: a namespaced object
 /// after its Namespace, a custom resource after its CRD, and an object after
-/// what its admission requires to exist in its namespace ([`requirements`]).
+/// what its admission requires to exist in its namespace ([`REQUIRED`]).
 fn edges(resources: &[Resource]) -> Vec<Vec<usize>> {
     let index = id_index(resources.iter());
     let mut namespaces = HashMap::new();
@@ -200,13 +205,10 @@ fn edges(resources: &[Resource]) -> Vec<Vec<usize>> {
     for (i, r) in resources.iter().enumerate() {
         let a = &r.attributes;
         let meta = &a["metadata"];
-        if let (Some(api_version), Some(kind), Some(name)) = (
-            a["apiVersion"].as_str(),
-            a["kind"].as_str(),
-            meta["name"].as_str(),
-        ) && let Some(what) = required_kind(api_version, kind)
+        if let (Some(kind), Some(name)) = (group_kind(a), meta["name"].as_str())
+            && REQUIRED.iter().any(|r| r.to == kind)
         {
-            required.insert((what, meta["namespace"].as_str(), name), i);
+            required.insert((kind, meta["namespace"].as_str(), name), i);
         }
         match (a["apiVersion"].as_str(), a["kind"].as_str()) {
             (Some("v1"), Some("Namespace")) => {
@@ -252,11 +254,12 @@ fn edges(resources: &[Resource]) -> Vec<Vec<usize>> {
             {
                 deps.insert(crd);
             }
-            if let Some((what, name)) = requirements(a)
-                && let Some(&needed) =
-                    required.get(&(what, a["metadata"]["namespace"].as_str(), name))
-            {
-                deps.insert(needed);
+            for r in REQUIRED.iter().filter(|r| group_kind(a) == Some(r.from)) {
+                let name = r.names.iter().find_map(|p| a.pointer(p)?.as_str());
+                let namespace = a["metadata"]["namespace"].as_str();
+                if let Some(&needed) = name.and_then(|n| required.get(&(r.to, namespace, n))) {
+                    deps.insert(needed);
+                }
             }
             deps.remove(&i);
             deps.into_iter().collect()
