@@ -390,10 +390,19 @@ fn apply_options_in(o: rt::ApplyOptions) -> m::ApplyOptions {
     }
 }
 
+/// The model answer in WIT values. An unchanged object's live object is its result: printed
+/// once, and the same text goes in both fields (the host then parses it once).
 fn apply_response_out(r: m::ApplyResponse) -> rt::ApplyResponse {
+    let same = r.action == m::Action::Unchanged
+        && matches!((&r.resource, &r.live), (Some(res), Some(live)) if res.attributes == *live);
+    let resource = r.resource.map(resource_out);
+    let live = match (&resource, same) {
+        (Some(res), true) => Some(res.attributes.clone()),
+        _ => r.live.as_ref().map(m::json_text),
+    };
     rt::ApplyResponse {
-        resource: r.resource.map(resource_out),
-        live: r.live.as_ref().map(m::json_text),
+        resource,
+        live,
         action: map_enum!(r.action, m::Action => rt::Action { Create, Update, Unchanged, Delete, Replace }),
         status: r.status.map(status_out),
         retries: r.retries,

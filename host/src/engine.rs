@@ -97,6 +97,14 @@ pub struct EngineOptions {
     /// the instance ends, instead of being handed back to the kernel and
     /// faulted in again by the next instance; 0 hands everything back.
     pub keep_resident_bytes: usize,
+    /// Address space reserved for each instance's linear memory (at least the
+    /// memory limit). At 4 GiB, the default, compiled code checks no bounds: a
+    /// 32-bit address cannot reach past the reservation and its guard pages,
+    /// where an access traps. Less saves address space (for a process under
+    /// `ulimit -v`) at the cost of a bounds check on every memory access: larger
+    /// code, a slower compile and slower calls (the bench's boundary levers
+    /// measure it).
+    pub memory_reservation: u64,
     /// Writes `/tmp/perf-<pid>.map`, naming the machine code compiled from
     /// each guest function, for `perf` and for the bench's instruction counts
     /// (callgrind sees that code as bare addresses otherwise).
@@ -107,8 +115,8 @@ impl Default for EngineOptions {
     /// Default limits, 32 concurrent instances, a cache of up to 1 GiB in
     /// `$XDG_CACHE_HOME/krt/components` (or `~/.cache/krt/components`), 4 MiB
     /// of memory kept resident per instance slot (the built-in guest uses
-    /// about 1.2 MiB for ordinary objects), and a perf map when the
-    /// environment sets `KRT_PERF_MAP`.
+    /// about 1.2 MiB for ordinary objects), 4 GiB of address space per linear
+    /// memory, and a perf map when the environment sets `KRT_PERF_MAP`.
     fn default() -> Self {
         EngineOptions {
             limits: Limits::default(),
@@ -116,6 +124,7 @@ impl Default for EngineOptions {
             cache_dir: cache_home().map(|krt| krt.join("components")),
             cache_max_bytes: 1 << 30,
             keep_resident_bytes: 4 << 20,
+            memory_reservation: 4 << 30,
             perf_map: std::env::var_os("KRT_PERF_MAP").is_some(),
         }
     }
@@ -209,7 +218,7 @@ fn build_engine(options: &EngineOptions) -> Result<Engine, Error> {
     cfg.epoch_interruption(true);
     cfg.concurrency_support(false);
     let memory = options.limits.memory_bytes as u64;
-    cfg.memory_reservation(memory);
+    cfg.memory_reservation(options.memory_reservation.max(memory));
     cfg.memory_guard_size(64 << 20);
     cfg.memory_reservation_for_growth(0);
     cfg.max_wasm_stack(1 << 20);

@@ -479,9 +479,9 @@ impl Bench {
         );
         let read_ratio = measure!("read, Deployment", "≤ 1.10×", rt => rt.read_ok(&web, &read));
         let ordinary = component.stats().peak_instance_memory_bytes;
-        measure!(
+        let watch_ratio = measure!(
             "watch (GET + health), 1 MiB ConfigMap",
-            "",
+            "≤ 1.25×",
             rt => rt.watch_ok(&big, &watch)
         );
         measure!(
@@ -504,9 +504,10 @@ impl Bench {
         );
         say!(
             "\napply ratio {apply_ratio:.3} ({}), read ratio {read_ratio:.3} ({}), \
-             instantiate+call p50 {call:.1} µs ({})",
+             watch ratio {watch_ratio:.3} ({}), instantiate+call p50 {call:.1} µs ({})",
             verdict(apply_ratio <= 1.10),
             verdict(read_ratio <= 1.10),
+            verdict(watch_ratio <= 1.25),
             verdict(call <= 25.0)
         );
         let stats = component.stats();
@@ -544,6 +545,24 @@ impl Bench {
         versus!(levers, &released, &component,
             "memory handed back to the kernel after each instance (keep_resident 0): read",
             "", rt => rt.read_ok(&web, &read));
+        let checked = lever(
+            EngineOptions {
+                memory_reservation: 0,
+                ..options.clone()
+            },
+            ComponentSource::Default,
+        )
+        .await;
+        let what =
+            "address space reserved at the memory limit, not 4 GiB (every access bounds-checked)";
+        versus!(levers, &checked, &component, format!("{what}: apply, unchanged Deployment"),
+            "", rt => rt.apply_ok(&web, &apply));
+        versus!(levers, &checked, &component, format!("{what}: read, Deployment"),
+            "", rt => rt.read_ok(&web, &read));
+        versus!(levers, &checked, &component, format!("{what}: watch, 1 MiB ConfigMap"),
+            "", rt => rt.watch_ok(&big, &watch));
+        versus!(levers, &checked, &component, format!("{what}: instantiate + call"),
+            "", rt => rt.empty_read());
         if let Some((path, label)) = bench_guest() {
             let other = lever(options.clone(), ComponentSource::File(path)).await;
             versus!(levers, &other, &component, format!("{label}: apply, unchanged Deployment"),

@@ -95,7 +95,11 @@ pub fn apply_observed<C: Cluster, H: HostServices>(
                 outcome
             })
             .map(|(object, action, warning)| {
-                response.resource = Some(result_resource(plan, &object));
+                let object = Rc::try_unwrap(object).map_or_else(
+                    |shared| normalize::normalize_result(&shared),
+                    normalize::into_result,
+                );
+                response.resource = Some(result_resource(plan, object));
                 response.action = action;
                 response.status = warning;
             }),

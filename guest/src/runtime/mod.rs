@@ -16,7 +16,6 @@ pub use watch::watch;
 
 use crate::cluster::{Cluster, HostServices};
 use crate::model::{Progress, Resource, Status, StatusCode};
-use crate::normalize;
 use crate::target::{Manifest, Target};
 use serde_json::Value;
 
@@ -65,14 +64,9 @@ fn resolve_patiently<C: Cluster, H: HostServices>(
     }
 }
 
-/// The resource to return: `object` normalized, with id, type, dependsOn and
-/// extensions copied from the request.
-fn result_resource(request: &Resource, object: &Value) -> Resource {
-    result_resource_of(request, normalize::normalize_result(object))
-}
-
-/// The resource answered for `request`, with `attributes` already normalized.
-fn result_resource_of(request: &Resource, attributes: Value) -> Resource {
+/// The resource answered for `request`: its `attributes` already normalized, its id, type,
+/// dependsOn and extensions copied from the request.
+fn result_resource(request: &Resource, attributes: Value) -> Resource {
     Resource {
         id: request.id.clone(),
         type_: request.type_.clone(),

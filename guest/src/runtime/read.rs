@@ -1,6 +1,6 @@
 //! `runtime.read`: the live object of the plan (or the prior), normalized.
 
-use super::{result_resource_of, soften_kind_not_installed};
+use super::{result_resource, soften_kind_not_installed};
 use crate::cluster::Cluster;
 use crate::errors::{self, Operation};
 use crate::model::{ReadOptions, ReadResponse, Resource};
@@ -39,7 +39,7 @@ pub fn read<C: Cluster>(
     };
     match cluster.get_result(&target.api, target.namespace.as_deref(), &target.name) {
         Ok(live) => ReadResponse {
-            resource: live.map(|attributes| result_resource_of(request, attributes)),
+            resource: live.map(|attributes| result_resource(request, attributes)),
             status: None,
         },
         Err(e) if errors::is_not_found(&e) => ReadResponse {

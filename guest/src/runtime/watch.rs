@@ -14,6 +14,7 @@ use crate::model::{
     ApiError, ErrorSource, EventType, Health, HealthState, Progress, Resource, Status, StatusCode,
     WatchOptions, WatchRequest, WatchResponse,
 };
+use crate::normalize;
 use crate::target::Target;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -63,8 +64,8 @@ pub fn watch<C: Cluster, H: HostServices>(
     WatchResponse {
         resource: watcher
             .object
-            .as_ref()
-            .map(|o| result_resource(resource, o)),
+            .take()
+            .map(|o| result_resource(resource, normalize::into_result(o))),
         health: watcher
             .health
             .unwrap_or_else(|| Health::new(HealthState::Unknown, "", "health not observed")),

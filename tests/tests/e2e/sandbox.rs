@@ -442,17 +442,27 @@ async fn compiled_components_are_cached_on_disk_by_content_and_settings() {
     assert!(hits > 0);
     assert_eq!(misses, 0, "the second run recompiled");
 
-    // Different engine settings are a different key.
-    let other = EngineOptions {
+    // Settings that change the compiled code are a different key: memory
+    // reserved at its limit needs a bounds check on every access.
+    let checked = EngineOptions {
+        memory_reservation: 0,
+        ..options.clone()
+    };
+    let (hits, misses) = load(&checked).await;
+    assert_eq!(hits, 0);
+    assert!(misses > 0);
+    // Within a 4 GiB reservation the memory limit changes no code: the entry
+    // compiled for the default limit serves a smaller one.
+    let smaller = EngineOptions {
         limits: Limits {
             memory_bytes: 32 << 20,
             ..Limits::default()
         },
         ..options.clone()
     };
-    let (hits, misses) = load(&other).await;
-    assert_eq!(hits, 0);
-    assert!(misses > 0);
+    let (hits, misses) = load(&smaller).await;
+    assert!(hits > 0);
+    assert_eq!(misses, 0, "a smaller memory limit recompiled");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
