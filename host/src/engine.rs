@@ -15,7 +15,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ProfilingStrategy,
+    Config, Engine, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig,
+    ProfilingStrategy,
 };
 
 /// The `kusion:runtime` interfaces a runtime component may import.
@@ -105,6 +106,11 @@ pub struct EngineOptions {
     /// code, a slower compile and slower calls (the bench's boundary levers
     /// measure it).
     pub memory_reservation: u64,
+    /// Cranelift optimizes the code it compiles (its `opt_level` `speed`, the
+    /// default); `false` compiles with `none`: a faster first compile, slower
+    /// calls (the bench's components section measures both on the JavaScript
+    /// middleware).
+    pub optimize_code: bool,
     /// Writes `/tmp/perf-<pid>.map`, naming the machine code compiled from
     /// each guest function, for `perf` and for the bench's instruction counts
     /// (callgrind sees that code as bare addresses otherwise).
@@ -116,7 +122,8 @@ impl Default for EngineOptions {
     /// `$XDG_CACHE_HOME/krt/components` (or `~/.cache/krt/components`), 4 MiB
     /// of memory kept resident per instance slot (the built-in guest uses
     /// about 1.2 MiB for ordinary objects), 4 GiB of address space per linear
-    /// memory, and a perf map when the environment sets `KRT_PERF_MAP`.
+    /// memory, optimized code, and a perf map when the environment sets
+    /// `KRT_PERF_MAP`.
     fn default() -> Self {
         EngineOptions {
             limits: Limits::default(),
@@ -125,6 +132,7 @@ impl Default for EngineOptions {
             cache_max_bytes: 1 << 30,
             keep_resident_bytes: 4 << 20,
             memory_reservation: 4 << 30,
+            optimize_code: true,
             perf_map: std::env::var_os("KRT_PERF_MAP").is_some(),
         }
     }
@@ -222,6 +230,10 @@ fn build_engine(options: &EngineOptions) -> Result<Engine, Error> {
     cfg.memory_guard_size(64 << 20);
     cfg.memory_reservation_for_growth(0);
     cfg.max_wasm_stack(1 << 20);
+    cfg.cranelift_opt_level(match options.optimize_code {
+        true => OptLevel::Speed,
+        false => OptLevel::None,
+    });
     let mut pool = PoolingAllocationConfig::default();
     let n = options.max_instances;
     pool.total_component_instances(n)

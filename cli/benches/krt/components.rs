@@ -3,8 +3,9 @@
 //! start (the compile cache) cost.
 
 use crate::{Bench, kube_cluster, start_cluster, verdict};
-use krt_host::{ComponentRuntime, ComponentSource, EngineOptions, Middleware};
-use krt_testkit::TestCluster;
+use krt_host::model::ApplyOptions;
+use krt_host::{ComponentRuntime, ComponentSource, EngineOptions, Middleware, Runtime};
+use krt_testkit::{TestCluster, resource};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -16,8 +17,19 @@ const CACHED_GOAL: Duration = Duration::from_millis(50);
 /// Loads krt's guest with `middleware` in front (or alone) on a new engine
 /// with its compile cache in `cache`, as a new krt process would; the time.
 async fn load(cluster: &TestCluster, middleware: Option<&Path>, cache: &Path) -> Duration {
+    load_with(cluster, middleware, cache, true).await.0
+}
+
+/// [`load`] with Cranelift's optimization on or off; the time and the runtime.
+async fn load_with(
+    cluster: &TestCluster,
+    middleware: Option<&Path>,
+    cache: &Path,
+    optimize_code: bool,
+) -> (Duration, ComponentRuntime) {
     let options = EngineOptions {
         cache_dir: Some(cache.to_path_buf()),
+        optimize_code,
         ..EngineOptions::default()
     };
     let mut builder = ComponentRuntime::builder(ComponentSource::Default);
@@ -28,11 +40,50 @@ async fn load(cluster: &TestCluster, middleware: Option<&Path>, cache: &Path) ->
         ));
     }
     let started = Instant::now();
-    builder
+    let runtime = builder
         .build(kube_cluster(cluster), &options)
         .await
         .expect("the component loads");
-    started.elapsed()
+    (started.elapsed(), runtime)
+}
+
+/// Cranelift's `opt_level` `speed` (krt's) against `none` for a large
+/// component: its first use (krt's guest already cached) and the p50 of
+/// interleaved applies of an unchanged ConfigMap through it; table rows.
+async fn opt_levels(cluster: &TestCluster, middleware: &Path, dir: &Path) -> Vec<Vec<String>> {
+    const ROUNDS: usize = 60;
+    let mut runtimes = Vec::new();
+    for optimize in [true, false] {
+        let cache = tempfile::tempdir_in(dir).unwrap();
+        load_with(cluster, None, cache.path(), optimize).await;
+        let (first, runtime) = load_with(cluster, Some(middleware), cache.path(), optimize).await;
+        runtimes.push((optimize, first, runtime, Vec::new()));
+    }
+    let object = resource(crate::configmap("opt-level", 0));
+    let apply = ApplyOptions::default();
+    for round in 0..ROUNDS + 5 {
+        for (_, _, runtime, samples) in &mut runtimes {
+            let started = Instant::now();
+            let answer = runtime.apply(None, Some(&object), &apply).await;
+            assert_eq!(answer.status, None, "apply through the middleware");
+            if round >= 5 {
+                samples.push(started.elapsed());
+            }
+        }
+    }
+    let speed = crate::percentile(&mut runtimes[0].3, 0.5);
+    runtimes
+        .iter_mut()
+        .map(|(optimize, first, _, samples)| {
+            let p50 = crate::percentile(samples, 0.5);
+            vec![
+                if *optimize { "speed (krt's)" } else { "none" }.to_string(),
+                format!("{:.2}", first.as_secs_f64()),
+                format!("{:.2}", p50.as_secs_f64() * 1e3),
+                format!("{:.2}", p50.as_secs_f64() / speed.as_secs_f64()),
+            ]
+        })
+        .collect()
 }
 
 /// The first use of a component (its compile, into an empty cache that
@@ -146,6 +197,14 @@ impl Bench {
             &["component", "size", "first use s", "cached ms"],
             &rows,
         );
+        if let Some(js) = &js {
+            crate::table(
+                "Cranelift's opt_level for the JavaScript middleware: first use (as above) and \
+                 the p50 of 60 interleaved applies of an unchanged ConfigMap through it",
+                &["opt_level", "first use s", "apply ms", "apply / speed's"],
+                &opt_levels(&cluster, js, self.path()).await,
+            );
+        }
         if let Some((what, first, cached)) = timed.iter().find(|(w, _, _)| w.contains("JavaScript"))
         {
             say!(
