@@ -222,6 +222,36 @@ async fn crd_then_custom_resource_in_one_run(kind: Kind) {
             .await;
         assert_eq!((created.action, created.status), (Action::Create, None));
         assert_eq!(created.resource.unwrap().attributes["spec"]["size"], 3);
+
+        // An object nested 122 levels deep, near the 128 that serde_json
+        // parses (its managedFields nest the same fields 4 levels deeper), is
+        // created, then updated at its deepest field: every recursion of the
+        // guest (parse, merge, diff, print) fits its stack.
+        let nested = |leaf: &str| {
+            let mut spec = json!({"leaf": leaf});
+            for _ in 0..120 {
+                spec = json!({"n": spec});
+            }
+            resource(json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                "metadata": {"name": "deep", "namespace": "default"}, "spec": spec}))
+        };
+        let created = rt
+            .apply(None, Some(&nested("a")), &ApplyOptions::default())
+            .await;
+        assert_eq!((created.action, created.status), (Action::Create, None));
+        let updated = rt
+            .apply(
+                Some(&nested("a")),
+                Some(&nested("b")),
+                &ApplyOptions::default(),
+            )
+            .await;
+        assert_eq!((updated.action, updated.status), (Action::Update, None));
+        let mut leaf = &updated.resource.unwrap().attributes["spec"];
+        while let Some(inner) = leaf.get("n") {
+            leaf = inner;
+        }
+        assert_eq!(leaf["leaf"], "b");
     })
 }
 
