@@ -174,6 +174,79 @@ pub fn normalize_for_diff(object: &Value) -> Value {
     out
 }
 
+/// Whether `a` and `b` are exactly equal after [`normalize_for_diff`], found without building
+/// either: `true` means a diff of the two has no changes. `false` is no verdict (they differ, or
+/// are equal only as the diff compares: numbers by value, lists by merge key, quantities, a
+/// Secret's `stringData`, ignored paths), so compare the normalized objects then.
+pub fn equal_for_diff(a: &Value, b: &Value) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return false;
+    };
+    if is_secret(a) || is_secret(b) {
+        return false;
+    }
+    let kept = |m: &'_ Map<String, Value>| {
+        m.iter()
+            .filter(|(key, _)| !SERVER_TOP_LEVEL.contains(&key.as_str()))
+            .count()
+    };
+    kept(a) == kept(b)
+        && a.iter()
+            .filter(|(key, _)| !SERVER_TOP_LEVEL.contains(&key.as_str()))
+            .all(|(key, value)| match (key.as_str(), b.get(key)) {
+                (_, None) => false,
+                ("metadata", Some(other)) => metadata_equal(value, other),
+                (_, Some(other)) => value == other,
+            })
+}
+
+/// `metadata` as [`equal_for_diff`] compares it: without the server's fields, the
+/// last-applied annotation, and empty (or `null`) annotations and labels.
+fn metadata_equal(a: &Value, b: &Value) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a == b;
+    };
+    let kept = |m: &'_ Map<String, Value>| {
+        m.iter()
+            .filter(|(field, value)| !dropped_metadata(field, value))
+            .count()
+    };
+    kept(a) == kept(b)
+        && a.iter()
+            .filter(|(field, value)| !dropped_metadata(field, value))
+            .all(|(field, value)| match (field.as_str(), b.get(field)) {
+                (_, None) => false,
+                ("annotations", Some(other)) => annotations_equal(value, other),
+                (_, Some(other)) => value == other,
+            })
+}
+
+/// Whether [`normalize_for_diff`] removes `metadata.<field>` with this value.
+fn dropped_metadata(field: &str, value: &Value) -> bool {
+    match (field, value) {
+        (_, _) if SERVER_METADATA.contains(&field) => true,
+        ("annotations" | "labels", Value::Null) => true,
+        ("labels", Value::Object(labels)) => labels.is_empty(),
+        ("annotations", Value::Object(annotations)) => {
+            annotations.keys().all(|key| key == LAST_APPLIED_ANNOTATION)
+        }
+        _ => false,
+    }
+}
+
+/// Annotations compared without the last-applied one.
+fn annotations_equal(a: &Value, b: &Value) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a == b;
+    };
+    let kept =
+        |m: &'_ Map<String, Value>| m.keys().filter(|k| *k != LAST_APPLIED_ANNOTATION).count();
+    kept(a) == kept(b)
+        && a.iter()
+            .filter(|(key, _)| *key != LAST_APPLIED_ANNOTATION)
+            .all(|(key, value)| b.get(key) == Some(value))
+}
+
 /// Whether a root object is a core `v1` Secret.
 pub(crate) fn is_secret(root: &Map<String, Value>) -> bool {
     root.get("kind").and_then(Value::as_str) == Some("Secret")
@@ -294,6 +367,67 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn equal_for_diff_is_equality_of_the_normalized_objects() {
+        let base = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "labels": {"x": "1"}, "annotations": {"y": "2"}},
+            "data": {"k": "v"}});
+        let live = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "uid": "u", "resourceVersion": "9", "generation": 1,
+                "creationTimestamp": "t", "managedFields": [{"manager": "m"}],
+                "labels": {"x": "1"},
+                "annotations": {"y": "2", (LAST_APPLIED_ANNOTATION): "{}"}},
+            "data": {"k": "v"}, "status": {"phase": "x"}});
+        let bare = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "labels": {}, "annotations": null}, "data": {"k": "v"}});
+        let bare_live = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "uid": "u",
+                "annotations": {(LAST_APPLIED_ANNOTATION): "{}"}},
+            "data": {"k": "v"}});
+        let same = [
+            (&base, &live),
+            (&live, &base),
+            (&bare, &bare_live),
+            (&base, &base),
+        ];
+        for (a, b) in same {
+            assert!(equal_for_diff(a, b), "{a} vs {b}");
+            assert_eq!(normalize_for_diff(a), normalize_for_diff(b));
+        }
+        let mut other_value = live.clone();
+        other_value["data"]["k"] = json!("w");
+        let mut other_label = live.clone();
+        other_label["metadata"]["labels"]["x"] = json!("2");
+        let mut extra_field = live.clone();
+        extra_field["immutable"] = json!(true);
+        let mut extra_annotation = live.clone();
+        extra_annotation["metadata"]["annotations"]["z"] = json!("3");
+        let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+            "stringData": {"k": "v"}});
+        let secret_live = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+            "data": {"k": "dg=="}});
+        let no_verdict = [
+            (&base, &other_value),
+            (&base, &other_label),
+            (&base, &extra_field),
+            (&base, &extra_annotation),
+            (&base, &bare),
+            // Equal as the diff compares them, which this does not decide.
+            (&secret, &secret_live),
+        ];
+        for (a, b) in no_verdict {
+            assert!(!equal_for_diff(a, b), "{a} vs {b}");
+        }
+        assert_eq!(
+            normalize_for_diff(&secret),
+            normalize_for_diff(&secret_live)
+        );
+        assert!(
+            !equal_for_diff(&json!([1]), &json!([1])),
+            "not objects: no verdict"
+        );
     }
 
     #[test]

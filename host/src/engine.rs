@@ -163,13 +163,33 @@ impl SharedEngine {
     /// Builds the engine: epoch interruption with a ticker thread, the
     /// pooling allocator sized to `max_instances`, no component-model
     /// concurrency (the WIT has no async functions), and the on-disk compile
-    /// cache when `cache_dir` names one.
+    /// cache when `cache_dir` names one. When the process cannot reserve
+    /// [`EngineOptions::memory_reservation`] for every memory of the pool (its
+    /// address space is limited, as under `ulimit -v` or valgrind), each
+    /// memory reserves only its limit, bounds-checked, and a warning says so.
     ///
     /// # Errors
     /// Fails when wasmtime rejects the configuration, or the cache directory
     /// cannot be created or is not private to this user.
     pub fn new(options: &EngineOptions) -> Result<Self, Error> {
-        let engine = build_engine(options)?;
+        let limit = options.limits.memory_bytes as u64;
+        let engine = match build_engine(options) {
+            Err(error) if options.memory_reservation > limit => {
+                let cause = std::error::Error::source(&error).map(ToString::to_string);
+                tracing::warn!(
+                    error = cause.as_deref().unwrap_or("unknown"),
+                    "cannot reserve {} MiB of address space for each of {} instance memories; \
+                     reserving their limit instead, with a bounds check on every memory access",
+                    options.memory_reservation >> 20,
+                    pool_memories(options),
+                );
+                build_engine(&EngineOptions {
+                    memory_reservation: limit,
+                    ..options.clone()
+                })?
+            }
+            built => built?,
+        };
         let cache = match &options.cache_dir {
             Some(dir) => Some(Arc::new(CompileCache::open(
                 dir,
@@ -220,6 +240,11 @@ pub struct Precompiled {
     pub compiled: bool,
 }
 
+/// How many linear memories the pool holds: two per instance.
+fn pool_memories(options: &EngineOptions) -> u32 {
+    options.max_instances * 2
+}
+
 /// The engine of [`SharedEngine::new`].
 fn build_engine(options: &EngineOptions) -> Result<Engine, Error> {
     let mut cfg = Config::new();
@@ -237,7 +262,7 @@ fn build_engine(options: &EngineOptions) -> Result<Engine, Error> {
     let mut pool = PoolingAllocationConfig::default();
     let n = options.max_instances;
     pool.total_component_instances(n)
-        .total_memories(n * 2)
+        .total_memories(pool_memories(options))
         .total_tables(n * 4)
         .total_stacks(n)
         .total_core_instances(n * 8)

@@ -156,10 +156,15 @@ fn existed_before(result: &Value) -> bool {
         .is_some_and(|entries| entries.len() > 1)
 }
 
+/// An object's `metadata.resourceVersion`.
+fn resource_version(object: &Value) -> Option<&Value> {
+    object.get("metadata")?.get("resourceVersion")
+}
+
 /// `body` with `live`'s resourceVersion as a precondition (M11).
 fn with_resource_version(mut body: Value, live: &Value) -> Value {
     if let (Some(rv), Some(root)) = (
-        live.pointer("/metadata/resourceVersion").cloned(),
+        resource_version(live).cloned(),
         body.as_object_mut(),
     ) && let Some(meta) = root
         .entry("metadata")
@@ -686,21 +691,18 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
             .map_err(|e| self.map(&e, Operation::Create))
     }
 
-    /// Whether the result equals live once both are normalized and ignore paths dropped.
     /// Whether the server's dry run (`predicted`) answered from a newer object than `live`,
     /// and another read is still allowed.
     fn stale(&self, live: &Value, predicted: &Value) -> bool {
-        let version = |o: &Value| o.pointer("/metadata/resourceVersion").cloned();
-        self.refreshes < MAX_REFRESHES && version(live) != version(predicted)
+        self.refreshes < MAX_REFRESHES && resource_version(live) != resource_version(predicted)
     }
 
+    /// Whether the result equals live once both are normalized and ignore paths dropped:
+    /// exactly equal, found without copying either, or else as the diff compares them.
     fn unchanged(&self, live: &Value, result: &Value) -> bool {
-        crate::diff::diff(
-            Some(&normalize::normalize_for_diff(live)),
-            Some(&normalize::normalize_for_diff(result)),
-            &self.options.ignore_paths,
-        )
-        .changes
-        .is_empty()
+        normalize::equal_for_diff(live, result)
+            || crate::diff::diff(Some(live), Some(result), &self.options.ignore_paths)
+                .changes
+                .is_empty()
     }
 }
