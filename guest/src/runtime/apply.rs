@@ -163,13 +163,11 @@ fn resource_version(object: &Value) -> Option<&Value> {
 
 /// `body` with `live`'s resourceVersion as a precondition (M11).
 fn with_resource_version(mut body: Value, live: &Value) -> Value {
-    if let (Some(rv), Some(root)) = (
-        resource_version(live).cloned(),
-        body.as_object_mut(),
-    ) && let Some(meta) = root
-        .entry("metadata")
-        .or_insert_with(|| Value::Object(Default::default()))
-        .as_object_mut()
+    if let (Some(rv), Some(root)) = (resource_version(live).cloned(), body.as_object_mut())
+        && let Some(meta) = root
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Default::default()))
+            .as_object_mut()
     {
         meta.insert("resourceVersion".into(), rv);
     }

@@ -1,6 +1,8 @@
 //! The `krt` binary against a simulator.
 
-use crate::support::{TestCluster, assert_contains, krt, krt_in, show, temp_dir, workspace};
+use crate::support::{
+    TestCluster, assert_contains, cache_dir, krt, krt_bin, krt_in, show, temp_dir, workspace,
+};
 
 /// The summary of applying the quickstart a second time: nothing changes.
 const QUICKSTART_UNCHANGED: &str = "Applied: 0 created, 0 updated, 0 replaced, 0 deleted, 4 unchanged, 0 failed, 0 timed out, 0 skipped";
@@ -238,4 +240,42 @@ async fn a_secrets_create_preview_masks_its_values() {
         "no base64 of the value either:\n{}",
         run.stdout
     );
+}
+
+/// A process whose address space cannot hold 4 GiB for each memory of the
+/// instance pool (here 64 GiB under `ulimit -v`; valgrind's is smaller) still
+/// runs its components: their memories bounds-checked, with a warning.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limited_address_space_runs_components_bounds_checked() {
+    let cluster = TestCluster::start().await;
+    let dir = temp_dir("address-space");
+    let file = dir.path().join("cm.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: limited\n  namespace: default\ndata:\n  k: v\n",
+    )
+    .unwrap();
+    let out = tokio::process::Command::new("sh")
+        .args(["-c", "ulimit -v 67108864 && exec \"$@\"", "sh"])
+        .arg(krt_bin())
+        .arg("--kubeconfig")
+        .arg(&cluster.kubeconfig)
+        .args(["apply", "--yes", "-f"])
+        .arg(&file)
+        .current_dir(dir.path())
+        .env("XDG_CACHE_HOME", cache_dir())
+        .env("HOME", dir.path())
+        .env_remove("KUBECONFIG")
+        .output()
+        .await
+        .expect("krt runs under sh");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_contains(
+        &stderr,
+        "cannot reserve 4096 MiB of address space for each of 128 instance memories; \
+         reserving their limit instead, with a bounds check on every memory access",
+    );
+    let live = cluster.get_configmap("default", "limited").await;
+    assert_eq!(live.expect("the ConfigMap was created")["data"]["k"], "v");
 }
