@@ -313,6 +313,7 @@ impl Bench {
         let dir = manifests(self.path(), "instructions", &objects);
         let work = tempfile::tempdir_in(self.path()).unwrap();
         let mut profiles = Vec::new();
+        let mut bounds_checked = false;
         for (run, links) in [
             ("create", &[][..]),
             ("unchanged", &[][..]),
@@ -325,9 +326,10 @@ impl Bench {
                 links,
             ]
             .concat();
-            let names = self
+            let (names, checked) = self
                 .callgrind(&cluster.kubeconfig, &args, work.path(), &out, run)
                 .await;
+            bounds_checked |= checked;
             profiles.push(profile(&out, &names));
         }
         let per_object = |count: u64| format!("{:.0}", count as f64 / n);
@@ -419,11 +421,19 @@ impl Bench {
             profiles[1].buckets[0] as f64 / n,
             total_added as f64 / n
         );
+        if bounds_checked {
+            say!(
+                "(valgrind's address space cannot hold 4 GiB for each memory of krt's instance \
+                 pool: under it, krt reserves each memory's limit and the compiled guest checks \
+                 the bounds of every access, which the boundary levers time)"
+            );
+        }
     }
 
     /// Runs `krt` with `args` in `work` under callgrind, its counts written to
     /// `out`, with wasmtime's perf map on; the names the perf map gave the
-    /// compiled guest code. `what` names the run when it fails.
+    /// compiled guest code, and whether krt warned that its memories are
+    /// bounds-checked. `what` names the run when it fails.
     async fn callgrind(
         &self,
         kubeconfig: &Path,
@@ -431,7 +441,7 @@ impl Bench {
         work: &Path,
         out: &Path,
         what: &str,
-    ) -> PerfMap {
+    ) -> (PerfMap, bool) {
         let valgrind = [
             "valgrind",
             "--tool=callgrind",
@@ -469,6 +479,10 @@ impl Bench {
         let map = PathBuf::from(format!("/tmp/perf-{pid}.map"));
         let names = perf_map(&map);
         let _ = std::fs::remove_file(&map);
-        names
+        let stderr = String::from_utf8_lossy(&done.stderr);
+        (
+            names,
+            stderr.contains("with a bounds check on every memory access"),
+        )
     }
 }
