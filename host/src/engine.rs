@@ -330,6 +330,7 @@ pub(crate) async fn load_component(
         logic,
         observed,
         name,
+        builtin: matches!(source, ComponentSource::Default),
     })
 }
 
@@ -346,6 +347,9 @@ pub(crate) struct Loaded {
     pub(crate) observed: Option<o::GuestIndices>,
     /// How messages name it, for example `component 'x.wasm'`.
     pub(crate) name: String,
+    /// It is krt's built-in guest: its `logic` is the host's own `krt_guest`,
+    /// built from the same source.
+    pub(crate) builtin: bool,
 }
 
 /// Reads and compiles `source` off the async executor, through the cache when

@@ -225,18 +225,27 @@ impl ComponentRuntime {
     }
 
     /// The first link of `chain` that exports `logic`; `None` (said once, at
-    /// info level) when none does.
+    /// info level) when none does, and `None` too when it is krt's built-in
+    /// guest: its logic is the `krt_guest` code the host links, built from the
+    /// same source, so it runs natively (pure functions of what the host hands
+    /// it, no cluster access), without an instance or the copies in and out.
     fn logic_link(&self, chain: &Chain) -> Option<usize> {
         let found = chain.logic_link();
-        if found.is_none() && !self.told_builtin_logic.swap(true, Ordering::Relaxed) {
-            let runtime = &chain.links[chain.links.len() - 1].loaded.name;
-            tracing::info!(
-                target: "krt::runtime",
-                "{runtime} does not export `kusion:runtime/logic` (nor does any middleware): \
-                 diffs, drift and health use krt's built-in logic"
-            );
+        match found {
+            Some(at) if chain.links[at].loaded.builtin => None,
+            Some(at) => Some(at),
+            None => {
+                if !self.told_builtin_logic.swap(true, Ordering::Relaxed) {
+                    let runtime = &chain.links[chain.links.len() - 1].loaded.name;
+                    tracing::info!(
+                        target: "krt::runtime",
+                        "{runtime} does not export `kusion:runtime/logic` (nor does any \
+                         middleware): diffs, drift and health use krt's built-in logic"
+                    );
+                }
+                None
+            }
         }
-        found
     }
 
     fn default_namespace(&self, given: &Option<String>) -> Option<String> {
