@@ -101,8 +101,8 @@ impl CompileCache {
         })
     }
 
-    /// The component compiled from `bytes`, and whether it was found in the
-    /// cache: mapped from its entry when there is one, else compiled, written
+    /// The component compiled from `bytes` (whose SHA-256 in hex is `sha256`
+    /// when the caller knows it), and whether it was found in the cache: mapped from its entry when there is one, else compiled, written
     /// as a new entry and mapped from it. An entry wasmtime refuses (written
     /// by an incompatible build, damaged) is compiled again and replaced.
     ///
@@ -114,10 +114,13 @@ impl CompileCache {
         &self,
         engine: &Engine,
         bytes: &[u8],
+        sha256: Option<&str>,
     ) -> Result<(Component, bool), wasmtime::Error> {
-        let entry = self
-            .dir
-            .join(format!("{}{SUFFIX}", hex(&Sha256::digest(bytes))));
+        let digest = match sha256 {
+            Some(known) => known.to_owned(),
+            None => hex(&Sha256::digest(bytes)),
+        };
+        let entry = self.dir.join(format!("{digest}{SUFFIX}"));
         if let Some(component) = self.mapped(engine, &entry) {
             self.hits.fetch_add(1, Ordering::Relaxed);
             // Recently used: the last to go when the cache is trimmed.

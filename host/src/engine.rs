@@ -376,9 +376,11 @@ async fn compile(
         ComponentSource::Bytes(_) => "the component".to_string(),
         ComponentSource::Oci { reference, .. } => format!("component '{reference}'"),
     };
+    // The built-in guest's digest was computed when krt-guest-component built.
+    let sha256 = matches!(source, ComponentSource::Default).then_some(krt_guest_component::SHA256);
     let shared = shared.clone();
     let (compiled, cached) = tokio::task::spawn_blocking(move || match &shared.cache {
-        Some(cache) => cache.component(&shared.engine, &bytes),
+        Some(cache) => cache.component(&shared.engine, &bytes, sha256),
         None => Component::new(&shared.engine, &bytes).map(|c| (c, false)),
     })
     .await
