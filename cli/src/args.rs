@@ -317,6 +317,7 @@ impl Cli {
                 EnvFilter::try_from_env("KRT_LOG").unwrap_or_else(|_| EnvFilter::new(level)),
             )
             .with_writer(std::io::stderr)
+            .with_ansi(crate::output::stderr_takes_colors())
             .init();
     }
 

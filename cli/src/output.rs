@@ -24,14 +24,35 @@ fn choices() -> (ColorChoice, ColorChoice) {
     })
 }
 
+/// Whether neither stream takes colors: then [`paint`] writes none, and the
+/// streams pass text on as it is instead of scanning it for escape codes.
+fn colorless() -> bool {
+    choices() == (ColorChoice::Never, ColorChoice::Never)
+}
+
+/// The choice a stream is opened with: `choice`, or passing text on unscanned
+/// when nothing paints it.
+fn stream_choice(choice: ColorChoice) -> ColorChoice {
+    match colorless() {
+        true => ColorChoice::AlwaysAnsi,
+        false => choice,
+    }
+}
+
+/// Whether stderr takes colors (a terminal, and the environment allows them):
+/// for the log lines, which do not go through [`stderr`].
+pub fn stderr_takes_colors() -> bool {
+    choices().1 != ColorChoice::Never
+}
+
 /// Locked stdout, with colors where they go.
 pub fn stdout() -> AutoStream<StdoutLock<'static>> {
-    AutoStream::new(std::io::stdout().lock(), choices().0)
+    AutoStream::new(std::io::stdout().lock(), stream_choice(choices().0))
 }
 
 /// Locked stderr, with colors where they go.
 pub fn stderr() -> AutoStream<StderrLock<'static>> {
-    AutoStream::new(std::io::stderr().lock(), choices().1)
+    AutoStream::new(std::io::stderr().lock(), stream_choice(choices().1))
 }
 
 /// `-o` values.
@@ -64,9 +85,13 @@ pub mod style {
     pub const BOLD: Style = Style::new().bold();
 }
 
-/// `text` in `style` (the escape codes are removed on output where colors are off).
+/// `text` in `style` (the escape codes are removed on output where colors are
+/// off, and not written at all when no stream takes them).
 pub fn paint(style: Style, text: impl std::fmt::Display) -> String {
-    format!("{style}{text}{style:#}")
+    match colorless() {
+        true => text.to_string(),
+        false => format!("{style}{text}{style:#}"),
+    }
 }
 
 /// The CLI's one output channel.
