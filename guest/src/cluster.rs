@@ -32,6 +32,19 @@ pub trait Cluster {
         name: &str,
     ) -> Result<Option<Value>, ApiError>;
 
+    /// Reads an object as an apply compares it: without `metadata.managedFields`,
+    /// the server's record of field owners (often most of an object), which no apply
+    /// decision reads. `None` when absent. The component's imports parse only what is kept.
+    fn get_live(
+        &self,
+        resource: &ApiResource,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<Value>, ApiError> {
+        let object = self.get(resource, namespace, name)?;
+        Ok(object.map(crate::normalize::without_managed_fields))
+    }
+
     /// Reads an object as the runtime's answers carry it
     /// ([`normalize_result`](crate::normalize::normalize_result)); `None` when absent.
     /// The component's imports parse only what is kept.

@@ -231,6 +231,18 @@ impl Cluster for Imports {
             .transpose()
     }
 
+    fn get_live(
+        &self,
+        r: &m::ApiResource,
+        ns: Option<&str>,
+        name: &str,
+    ) -> Result<Option<Value>, m::ApiError> {
+        let text = k8s::get(&api_out(r), ns, name).map_err(error_in)?;
+        text.as_deref()
+            .map(|text| crate::normalize::parse_live(text).map_err(not_json))
+            .transpose()
+    }
+
     fn get_result(
         &self,
         r: &m::ApiResource,

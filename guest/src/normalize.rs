@@ -77,6 +77,34 @@ pub fn parse_result(text: &str) -> Result<Value, serde_json::Error> {
     }
 }
 
+/// `metadata.managedFields`, alone of the server's fields, dropped from an object.
+const MANAGED_FIELDS: [&str; 1] = ["managedFields"];
+
+/// `object` without `metadata.managedFields` (in place; other values unchanged).
+pub fn without_managed_fields(mut object: Value) -> Value {
+    if let Some(Value::Object(meta)) = object.get_mut("metadata") {
+        meta.shift_remove(MANAGED_FIELDS[0]);
+    }
+    object
+}
+
+/// [`without_managed_fields`] of the object JSON `text` holds, parsed once: `managedFields`
+/// is skipped as it is read, never built. Text that is not an object with an object
+/// `metadata` is parsed whole, with its errors.
+pub fn parse_live(text: &str) -> Result<Value, serde_json::Error> {
+    let mut input = serde_json::Deserializer::from_str(text);
+    let parsed = input
+        .deserialize_map(Stripped {
+            dropped: &[],
+            metadata: Some(&MANAGED_FIELDS),
+        })
+        .and_then(|object| input.end().map(|()| object));
+    match parsed {
+        Ok(object) => Ok(Value::Object(object)),
+        Err(_) => serde_json::from_str(text).map(without_managed_fields),
+    }
+}
+
 /// A JSON object without the fields `dropped`, its `metadata` (when `metadata` is given)
 /// without those fields in turn.
 struct Stripped<'a> {
@@ -358,14 +386,19 @@ mod tests {
                 normalized,
                 "{text}"
             );
-            assert_eq!(into_result(whole).to_string(), normalized, "{text}");
+            assert_eq!(into_result(whole.clone()).to_string(), normalized, "{text}");
+            let live = without_managed_fields(whole).to_string();
+            assert_eq!(parse_live(text).unwrap().to_string(), live, "{text}");
+            assert!(!live.contains("managedFields"), "{text}");
         }
         for bad in [r#"{"metadata":{"name":}"#, r#"{"a":1} trailing"#, ""] {
+            let expected = serde_json::from_str::<Value>(bad).unwrap_err().to_string();
             assert_eq!(
                 parse_result(bad).unwrap_err().to_string(),
-                serde_json::from_str::<Value>(bad).unwrap_err().to_string(),
+                expected,
                 "{bad}"
             );
+            assert_eq!(parse_live(bad).unwrap_err().to_string(), expected, "{bad}");
         }
     }
 

@@ -11,7 +11,7 @@ use krt_guest::model::{
     ObservedResponse, PatchOptions, PatchType, Progress, ReadOptions, ReadResponse, Resource,
     Status, StatusCode, WatchEvent, WatchOptions, WatchRequest, WatchResponse,
 };
-use krt_guest::normalize::parse_result;
+use krt_guest::normalize::{parse_live, parse_result};
 use krt_stack::{Event, EventSink, Runtime, TracingSink};
 use serde_json::Value;
 use std::sync::Arc;
@@ -239,6 +239,17 @@ impl Cluster for NativeCluster {
         name: &str,
     ) -> Result<Option<Value>, ApiError> {
         let found = self.block(self.cluster.get(resource, namespace, name))?;
+        found.map(parse).transpose()
+    }
+
+    fn get_live(
+        &self,
+        resource: &ApiResource,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<Value>, ApiError> {
+        let found = self.block(self.cluster.get(resource, namespace, name))?;
+        let parse = |text: String| parse_live(&text).map_err(invalid_json);
         found.map(parse).transpose()
     }
 

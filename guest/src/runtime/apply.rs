@@ -242,7 +242,7 @@ impl<C: Cluster, H: HostServices> Applier<'_, C, H> {
     fn get(&mut self) -> Result<(), Status> {
         self.live = self
             .cluster
-            .get(&self.target.api, self.namespace(), &self.target.name)
+            .get_live(&self.target.api, self.namespace(), &self.target.name)
             .map_err(|e| self.map(&e, Operation::Get))?
             .map(Rc::new);
         self.observed = false;
