@@ -212,6 +212,13 @@ impl Build {
         self
     }
 
+    /// The same build with wasm's 128-bit SIMD (`simd128`), which wasmtime
+    /// enables by default: krt's component writes JSON with it (simd-json).
+    pub fn simd128(mut self) -> Self {
+        self.rustflags.push("-Ctarget-feature=+simd128".into());
+        self
+    }
+
     /// Where a built artifact named `file` (for example `krt_guest.wasm`,
     /// `examples/spin.wasm`) lands.
     pub fn artifact(&self, file: &str) -> PathBuf {
@@ -367,6 +374,7 @@ pub fn guest_component(
     )
     .reproducible()
     .stack_size(GUEST_STACK_BYTES)
+    .simd128()
     .outputs(false, &["krt_guest.wasm"])?
     .remove(0);
     let file = |path: &Path| {
