@@ -12,9 +12,9 @@
 /// The component's bytes (`krt_guest.wasm`).
 pub const COMPONENT: &[u8] = include_bytes!("../krt_guest.wasm");
 
-/// The SHA-256 digest of [`COMPONENT`] in lowercase hex, computed when this
-/// crate builds: krt-host's compile cache keys the component by it.
-pub const SHA256: &str = include_str!(concat!(env!("OUT_DIR"), "/sha256"));
+/// The SHA-256 digest of [`COMPONENT`] in lowercase hex, written beside it by
+/// the same build step: krt-host's compile cache keys the component by it.
+pub const SHA256: &str = include_str!("../krt_guest.wasm.sha256");
 
 #[cfg(test)]
 mod tests {

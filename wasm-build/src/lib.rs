@@ -356,8 +356,9 @@ pub enum GuestComponent {
 pub const GUEST_STACK_BYTES: u32 = 256 << 10;
 
 /// Builds krt's guest component (`krt-guest` with `component`, profile
-/// `guest`) reproducibly under `target_dir`, and compares it with the kept
-/// file ([`guest_component_file`]); writes the file unless `check`.
+/// `guest`) reproducibly under `target_dir`, and compares it and its SHA-256
+/// with the kept files ([`guest_component_file`] and `krt_guest.wasm.sha256`
+/// beside it); writes them unless `check`.
 ///
 /// # Errors
 /// As [`Build::outputs`], or the kept file cannot be read or written.
@@ -382,13 +383,30 @@ pub fn guest_component(
         move |source| BuildError::File { path, source }
     };
     let bytes = std::fs::read(&built).map_err(file(&built))?;
+    let digest = sha256_hex(&bytes);
     let kept = guest_component_file(workspace);
-    if std::fs::read(&kept).is_ok_and(|k| k == bytes) {
+    let kept_digest = kept.with_extension("wasm.sha256");
+    if std::fs::read(&kept).is_ok_and(|k| k == bytes)
+        && std::fs::read_to_string(&kept_digest).is_ok_and(|d| d == digest)
+    {
         return Ok(GuestComponent::UpToDate);
     }
     if check {
         return Ok(GuestComponent::Stale);
     }
     std::fs::write(&kept, bytes).map_err(file(&kept))?;
+    std::fs::write(&kept_digest, digest).map_err(file(&kept_digest))?;
     Ok(GuestComponent::Written)
+}
+
+/// The SHA-256 of `bytes` in lowercase hex.
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    use std::fmt::Write;
+    Sha256::digest(bytes)
+        .iter()
+        .fold(String::new(), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
 }
