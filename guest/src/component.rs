@@ -204,6 +204,19 @@ impl WatchStream for Stream {
     }
 }
 
+/// The object the `get` import answers, parsed by `parse`; `None` when absent.
+fn get_parsed(
+    r: &m::ApiResource,
+    ns: Option<&str>,
+    name: &str,
+    parse: fn(&str) -> Result<Value, serde_json::Error>,
+) -> Result<Option<Value>, m::ApiError> {
+    let text = k8s::get(&api_out(r), ns, name).map_err(error_in)?;
+    text.as_deref()
+        .map(|text| parse(text).map_err(not_json))
+        .transpose()
+}
+
 impl Cluster for Imports {
     type Watch = Stream;
 
@@ -237,10 +250,7 @@ impl Cluster for Imports {
         ns: Option<&str>,
         name: &str,
     ) -> Result<Option<Value>, m::ApiError> {
-        let text = k8s::get(&api_out(r), ns, name).map_err(error_in)?;
-        text.as_deref()
-            .map(|text| crate::normalize::parse_live(text).map_err(not_json))
-            .transpose()
+        get_parsed(r, ns, name, crate::normalize::parse_live)
     }
 
     fn get_result(
@@ -249,10 +259,7 @@ impl Cluster for Imports {
         ns: Option<&str>,
         name: &str,
     ) -> Result<Option<Value>, m::ApiError> {
-        let text = k8s::get(&api_out(r), ns, name).map_err(error_in)?;
-        text.as_deref()
-            .map(|text| crate::normalize::parse_result(text).map_err(not_json))
-            .transpose()
+        get_parsed(r, ns, name, crate::normalize::parse_result)
     }
 
     fn create(

@@ -64,16 +64,27 @@ const RESULT_DROPPED: [&str; 5] = [
 /// object). Text that is not an object with an object `metadata` is parsed whole and normalized
 /// as [`normalize_result`] does, with its errors.
 pub fn parse_result(text: &str) -> Result<Value, serde_json::Error> {
+    let fields = Stripped {
+        dropped: &SERVER_TOP_LEVEL,
+        metadata: Some(&RESULT_DROPPED),
+    };
+    parse_stripped(text, fields, |whole| normalize_result(&whole))
+}
+
+/// The object JSON `text` holds, without `fields`, parsed once; text that is not an object
+/// with an object `metadata` parsed whole and then `stripped`, with its errors.
+fn parse_stripped(
+    text: &str,
+    fields: Stripped<'_>,
+    stripped: impl FnOnce(Value) -> Value,
+) -> Result<Value, serde_json::Error> {
     let mut input = serde_json::Deserializer::from_str(text);
     let parsed = input
-        .deserialize_map(Stripped {
-            dropped: &SERVER_TOP_LEVEL,
-            metadata: Some(&RESULT_DROPPED),
-        })
+        .deserialize_map(fields)
         .and_then(|object| input.end().map(|()| object));
     match parsed {
         Ok(object) => Ok(Value::Object(object)),
-        Err(_) => serde_json::from_str(text).map(|whole| normalize_result(&whole)),
+        Err(_) => serde_json::from_str(text).map(stripped),
     }
 }
 
@@ -92,17 +103,11 @@ pub fn without_managed_fields(mut object: Value) -> Value {
 /// is skipped as it is read, never built. Text that is not an object with an object
 /// `metadata` is parsed whole, with its errors.
 pub fn parse_live(text: &str) -> Result<Value, serde_json::Error> {
-    let mut input = serde_json::Deserializer::from_str(text);
-    let parsed = input
-        .deserialize_map(Stripped {
-            dropped: &[],
-            metadata: Some(&MANAGED_FIELDS),
-        })
-        .and_then(|object| input.end().map(|()| object));
-    match parsed {
-        Ok(object) => Ok(Value::Object(object)),
-        Err(_) => serde_json::from_str(text).map(without_managed_fields),
-    }
+    let fields = Stripped {
+        dropped: &[],
+        metadata: Some(&MANAGED_FIELDS),
+    };
+    parse_stripped(text, fields, without_managed_fields)
 }
 
 /// A JSON object without the fields `dropped`, its `metadata` (when `metadata` is given)

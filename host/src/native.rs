@@ -192,6 +192,20 @@ struct NativeCluster {
 }
 
 impl NativeCluster {
+    /// The object the cluster answers, parsed by `parse`; `None` when absent.
+    fn get_parsed(
+        &self,
+        resource: &ApiResource,
+        namespace: Option<&str>,
+        name: &str,
+        parse: fn(&str) -> Result<Value, serde_json::Error>,
+    ) -> Result<Option<Value>, ApiError> {
+        let found = self.block(self.cluster.get(resource, namespace, name))?;
+        found
+            .map(|text| parse(&text).map_err(invalid_json))
+            .transpose()
+    }
+
     /// Blocks on `fut`; once the caller is gone, stops the logic instead.
     fn block<T>(&self, fut: impl Future<Output = Result<T, ApiError>>) -> Result<T, ApiError> {
         stop_if_canceled(&self.canceled);
@@ -248,9 +262,7 @@ impl Cluster for NativeCluster {
         namespace: Option<&str>,
         name: &str,
     ) -> Result<Option<Value>, ApiError> {
-        let found = self.block(self.cluster.get(resource, namespace, name))?;
-        let parse = |text: String| parse_live(&text).map_err(invalid_json);
-        found.map(parse).transpose()
+        self.get_parsed(resource, namespace, name, parse_live)
     }
 
     fn get_result(
@@ -259,9 +271,7 @@ impl Cluster for NativeCluster {
         namespace: Option<&str>,
         name: &str,
     ) -> Result<Option<Value>, ApiError> {
-        let found = self.block(self.cluster.get(resource, namespace, name))?;
-        let parse = |text: String| parse_result(&text).map_err(invalid_json);
-        found.map(parse).transpose()
+        self.get_parsed(resource, namespace, name, parse_result)
     }
 
     fn create(
